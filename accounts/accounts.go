@@ -1,0 +1,128 @@
+// Package accounts holds the rules for accounts (profile-2 teams) and their
+// API keys: what the operator may create and change, the key limit, scopes,
+// and the authentication of bearer keys with a cache of verified keys.
+//
+// It returns problem errors; it knows nothing of HTTP requests.
+package accounts
+
+import (
+	"context"
+	"errors"
+	"regexp"
+	"time"
+
+	"github.com/hostmint/hostmint/apikey"
+	"github.com/hostmint/hostmint/hostnames"
+	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/storage"
+)
+
+// Service holds the account and key rules.
+type Service struct {
+	store   *storage.Store
+	profile int
+	auth    *Authenticator
+	now     func() time.Time
+}
+
+// New makes a Service; auth (may be nil) is told of revocations at once.
+func New(store *storage.Store, profile int, auth *Authenticator) *Service {
+	return &Service{store: store, profile: profile, auth: auth, now: time.Now}
+}
+
+// MaxKeys is the number of keys an account may hold ([P1] limit; kept in
+// both profiles).
+const MaxKeys = 20
+
+// Input is an account create or patch; nil fields are not sent.
+type Input struct {
+	Name    *string
+	Plan    *string
+	Cap     *int
+	Billing *bool
+}
+
+var planName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
+
+func (s *Service) apply(a *storage.Account, in Input) error {
+	if in.Name != nil {
+		if n := len(*in.Name); n == 0 || n > 200 {
+			return problem.BadRequest("name must be 1 to 200 characters")
+		}
+		a.Name = *in.Name
+	}
+	if in.Plan != nil {
+		p := *in.Plan
+		if s.profile == 1 && p != hostnames.PlanFree && p != hostnames.PlanPro && p != hostnames.PlanBusiness {
+			return problem.BadRequest("plan must be free, pro or business, got %q", p)
+		}
+		if !planName.MatchString(p) {
+			return problem.BadRequest("plan must be 1 to 32 of a-z 0-9 _ -, got %q", p)
+		}
+		a.Plan = p
+	}
+	if in.Cap != nil {
+		if *in.Cap < 0 {
+			return problem.BadRequest("cap must not be negative")
+		}
+		c := *in.Cap
+		a.Cap = &c
+	}
+	if in.Billing != nil {
+		a.Billing = *in.Billing
+	}
+	return nil
+}
+
+// Create adds an account.
+func (s *Service) Create(ctx context.Context, in Input) (*storage.Account, error) {
+	if in.Name == nil {
+		return nil, problem.BadRequest("name is required")
+	}
+	if in.Plan == nil {
+		return nil, problem.BadRequest("plan is required")
+	}
+	a := &storage.Account{ID: "acc_" + apikey.Random(10), Billing: true, CreatedAt: s.now().UnixMilli()}
+	if err := s.apply(a, in); err != nil {
+		return nil, err
+	}
+	_, err := s.store.Write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+		if err := tx.InsertAccount(ctx, a); err != nil {
+			return err
+		}
+		return tx.Changed(ctx, storage.KindAccount, a.ID)
+	})
+	return a, err
+}
+
+// Get reads an account.
+func (s *Service) Get(ctx context.Context, id string) (*storage.Account, error) {
+	a, err := s.store.Reader().Account(ctx, id)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, accountNotFound()
+	}
+	return a, err
+}
+
+func accountNotFound() error { return problem.NotFound("Account not found") }
+
+// Patch changes the fields sent.
+func (s *Service) Patch(ctx context.Context, id string, in Input) (*storage.Account, error) {
+	var a *storage.Account
+	_, err := s.store.Write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+		var err error
+		if a, err = tx.LockAccount(ctx, id); errors.Is(err, storage.ErrNotFound) {
+			return accountNotFound()
+		} else if err != nil {
+			return err
+		}
+		if err := s.apply(a, in); err != nil {
+			return err
+		}
+		if err := tx.UpdateAccount(ctx, a); err != nil {
+			return err
+		}
+		return tx.Changed(ctx, storage.KindAccount, a.ID)
+	})
+	return a, err
+}

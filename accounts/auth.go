@@ -1,0 +1,115 @@
+package accounts
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hostmint/hostmint/apikey"
+	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/storage"
+)
+
+// Principal is who a request acts for.
+type Principal struct {
+	AccountID string
+	KeyID     string
+	Scopes    []Scope
+}
+
+// Authenticator verifies bearer keys. Verified key rows are cached per node,
+// so a request costs one hash and no SQL; a key's change row (revocation)
+// drops it from every node's cache through the change feed, and entries are
+// re-read after cacheTTL in any case.
+type Authenticator struct {
+	store *storage.Store
+	cache sync.Map // key id -> *cachedKey
+	now   func() time.Time
+}
+
+type cachedKey struct {
+	hash      string
+	principal Principal
+	expiresAt int64
+	revoked   bool
+	loaded    time.Time
+}
+
+const cacheTTL = 5 * time.Minute
+
+// NewAuthenticator makes an Authenticator over store.
+func NewAuthenticator(store *storage.Store) *Authenticator {
+	return &Authenticator{store: store, now: time.Now}
+}
+
+// Authenticate checks an Authorization header value.
+func (a *Authenticator) Authenticate(ctx context.Context, header string) (*Principal, error) {
+	scheme, token, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return nil, problem.Unauthorized()
+	}
+	id, secret, ok := apikey.Parse(strings.TrimSpace(token))
+	if !ok {
+		return nil, problem.Unauthorized()
+	}
+	now := a.now()
+	k, err := a.lookup(ctx, id, now)
+	if err != nil {
+		return nil, err
+	}
+	if k == nil || k.revoked || !apikey.Verify(k.hash, secret) {
+		return nil, problem.Unauthorized()
+	}
+	if k.expiresAt != 0 && now.UnixMilli() >= k.expiresAt {
+		when := time.UnixMilli(k.expiresAt).UTC().Format("2006-01-02T15:04:05.000Z")
+		return nil, problem.New(http.StatusUnauthorized, problem.CodeKeyExpired,
+			"API key expired at %s; create a new key", when)
+	}
+	return &k.principal, nil
+}
+
+func (a *Authenticator) lookup(ctx context.Context, id string, now time.Time) (*cachedKey, error) {
+	if v, ok := a.cache.Load(id); ok {
+		if k := v.(*cachedKey); now.Sub(k.loaded) < cacheTTL {
+			return k, nil
+		}
+	}
+	row, err := a.store.Reader().Key(ctx, id)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, nil // unknown ids are not cached: nothing to invalidate later
+	}
+	if err != nil {
+		return nil, err
+	}
+	k := &cachedKey{
+		hash:      row.SecretHash,
+		principal: Principal{AccountID: row.AccountID, KeyID: row.ID, Scopes: ParseScopes(row.Scopes)},
+		expiresAt: row.ExpiresAt,
+		revoked:   row.RevokedAt != 0,
+		loaded:    now,
+	}
+	a.cache.Store(id, k)
+	return k, nil
+}
+
+// Forget drops a key from this node's cache.
+func (a *Authenticator) Forget(id string) { a.cache.Delete(id) }
+
+// Load implements storage.Consumer: a new snapshot starts with an empty cache.
+func (a *Authenticator) Load(context.Context, storage.Queries) error {
+	a.cache.Clear()
+	return nil
+}
+
+// Apply implements storage.Consumer: changed keys are read again on next use.
+func (a *Authenticator) Apply(_ context.Context, _ storage.Queries, cs []storage.Change) error {
+	for _, c := range cs {
+		if c.Kind == storage.KindKey {
+			a.Forget(c.Ref)
+		}
+	}
+	return nil
+}

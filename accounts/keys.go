@@ -1,0 +1,171 @@
+package accounts
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/hostmint/hostmint/apikey"
+	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/storage"
+)
+
+// Scope names.
+const (
+	ScopeHostnamesRead  = "hostnames:read"
+	ScopeHostnamesWrite = "hostnames:write"
+	ScopeDNS01Write     = "dns01:write"
+)
+
+// Scope is one grant of a key: a scope and its reach (whole team when both
+// Domain and Hostname are empty; Domain is a domain name, Hostname an id).
+type Scope struct {
+	Scope    string `json:"scope"`
+	Domain   string `json:"domain,omitempty"`
+	Hostname string `json:"hostname,omitempty"`
+}
+
+// AllScopes is what a key created without scopes gets.
+func AllScopes() []Scope {
+	return []Scope{{Scope: ScopeHostnamesRead}, {Scope: ScopeHostnamesWrite}, {Scope: ScopeDNS01Write}}
+}
+
+// KeyInput is a key create request.
+type KeyInput struct {
+	Name      string
+	Scopes    []Scope
+	ExpiresAt *time.Time
+}
+
+// NewKey is a created key; Token is shown once and never stored.
+type NewKey struct {
+	Key    *storage.APIKey
+	Token  string
+	Scopes []Scope
+}
+
+// CreateKey makes a key for an account.
+func (s *Service) CreateKey(ctx context.Context, accountID string, in KeyInput) (*NewKey, error) {
+	if len(in.Name) > 200 {
+		return nil, problem.BadRequest("name must be at most 200 characters")
+	}
+	now := s.now()
+	var exp int64
+	if in.ExpiresAt != nil {
+		if !in.ExpiresAt.After(now) {
+			return nil, problem.BadRequest("expires_at must be in the future")
+		}
+		exp = in.ExpiresAt.UnixMilli()
+	}
+	scopes := in.Scopes
+	if len(scopes) == 0 {
+		scopes = AllScopes()
+	}
+	id, secret, token := apikey.New()
+	k := &storage.APIKey{ID: id, AccountID: accountID, Name: in.Name, SecretHash: apikey.Hash(secret),
+		ExpiresAt: exp, CreatedAt: now.UnixMilli()}
+	_, err := s.store.Write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+		if _, err := tx.LockAccount(ctx, accountID); errors.Is(err, storage.ErrNotFound) {
+			return accountNotFound()
+		} else if err != nil {
+			return err
+		}
+		if err := s.checkScopes(ctx, tx, accountID, scopes); err != nil {
+			return err
+		}
+		b, _ := json.Marshal(scopes)
+		k.Scopes = string(b)
+		n, err := tx.CountKeys(ctx, accountID, now.UnixMilli())
+		if err != nil {
+			return err
+		}
+		if n >= MaxKeys {
+			return problem.Conflict("the account already holds %d keys; revoke one first", MaxKeys)
+		}
+		if err := tx.InsertKey(ctx, k); err != nil {
+			return err
+		}
+		return tx.Changed(ctx, storage.KindKey, k.ID)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &NewKey{Key: k, Token: token, Scopes: scopes}, nil
+}
+
+func (s *Service) checkScopes(ctx context.Context, tx *storage.Tx, accountID string, scopes []Scope) error {
+	var domains []storage.Domain
+	for i, sc := range scopes {
+		switch sc.Scope {
+		case ScopeHostnamesRead, ScopeHostnamesWrite, ScopeDNS01Write:
+		default:
+			return problem.BadRequest("scopes[%d].scope must be hostnames:read, hostnames:write or dns01:write, got %q", i, sc.Scope)
+		}
+		switch {
+		case sc.Domain != "" && sc.Hostname != "":
+			return problem.BadRequest("scopes[%d] names both a domain and a hostname; a reach is one of them", i)
+		case sc.Hostname != "":
+			h, err := tx.Hostname(ctx, sc.Hostname)
+			if errors.Is(err, storage.ErrNotFound) || err == nil && h.AccountID != accountID {
+				return problem.BadRequest("scopes[%d].hostname %q is not a hostname of this account", i, sc.Hostname)
+			} else if err != nil {
+				return err
+			}
+		case sc.Domain != "":
+			if domains == nil {
+				var err error
+				if domains, err = tx.Domains(ctx); err != nil {
+					return err
+				}
+			}
+			if !hasDomain(domains, sc.Domain) {
+				return problem.BadRequest("scopes[%d].domain %q is not a domain of this service", i, sc.Domain)
+			}
+		}
+	}
+	return nil
+}
+
+func hasDomain(ds []storage.Domain, name string) bool {
+	for _, d := range ds {
+		if d.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Keys lists an account's keys (not revoked), without secrets.
+func (s *Service) Keys(ctx context.Context, accountID string) ([]storage.APIKey, error) {
+	if _, err := s.Get(ctx, accountID); err != nil {
+		return nil, err
+	}
+	return s.store.Reader().Keys(ctx, accountID)
+}
+
+// ParseScopes reads a stored scope list.
+func ParseScopes(s string) []Scope {
+	var out []Scope
+	if json.Unmarshal([]byte(s), &out) != nil || len(out) == 0 {
+		return AllScopes()
+	}
+	return out
+}
+
+// RevokeKey stops a key authenticating, on every node (through the change
+// feed, which drops it from every node's cache).
+func (s *Service) RevokeKey(ctx context.Context, keyID string) error {
+	_, err := s.store.Write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+		if err := tx.RevokeKey(ctx, keyID, s.now().UnixMilli()); errors.Is(err, storage.ErrNotFound) {
+			return problem.NotFound("Key not found")
+		} else if err != nil {
+			return err
+		}
+		return tx.Changed(ctx, storage.KindKey, keyID)
+	})
+	if err == nil && s.auth != nil {
+		s.auth.Forget(keyID) // at once on this node; the feed tells the others
+	}
+	return err
+}

@@ -1,0 +1,153 @@
+package adminapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/hostmint/hostmint/accounts"
+	"github.com/hostmint/hostmint/domains"
+)
+
+type accountRequest struct {
+	Name    *string `json:"name"`
+	Plan    *string `json:"plan"`
+	Cap     *int    `json:"cap"`
+	Billing *bool   `json:"billing"`
+}
+
+func (r accountRequest) input() accounts.Input {
+	return accounts.Input{Name: r.Name, Plan: r.Plan, Cap: r.Cap, Billing: r.Billing}
+}
+
+func (s *Server) createAccount(c *call) (int, any, error) {
+	var req accountRequest
+	if err := decode(c.r, &req); err != nil {
+		return 0, nil, err
+	}
+	a, err := s.accounts.Create(c.r.Context(), req.input())
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusCreated, s.accountView(a), nil
+}
+
+func (s *Server) getAccount(c *call) (int, any, error) {
+	a, err := s.accounts.Get(c.r.Context(), c.r.PathValue("id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, s.accountView(a), nil
+}
+
+func (s *Server) patchAccount(c *call) (int, any, error) {
+	var req accountRequest
+	if err := decode(c.r, &req); err != nil {
+		return 0, nil, err
+	}
+	a, err := s.accounts.Patch(c.r.Context(), c.r.PathValue("id"), req.input())
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, s.accountView(a), nil
+}
+
+type keyRequest struct {
+	Name      string           `json:"name"`
+	Scopes    []accounts.Scope `json:"scopes"`
+	ExpiresAt *time.Time       `json:"expires_at"`
+}
+
+func (s *Server) createKey(c *call) (int, any, error) {
+	var req keyRequest
+	if err := decode(c.r, &req); err != nil {
+		return 0, nil, err
+	}
+	k, err := s.accounts.CreateKey(c.r.Context(), c.r.PathValue("id"), accounts.KeyInput{Name: req.Name, Scopes: req.Scopes, ExpiresAt: req.ExpiresAt})
+	if err != nil {
+		return 0, nil, err
+	}
+	v := keyViewOf(k.Key)
+	v.Key = k.Token
+	return http.StatusCreated, v, nil
+}
+
+type keysView struct {
+	Keys []keyView `json:"keys"`
+}
+
+func (s *Server) listKeys(c *call) (int, any, error) {
+	ks, err := s.accounts.Keys(c.r.Context(), c.r.PathValue("id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	out := keysView{Keys: make([]keyView, len(ks))}
+	for i := range ks {
+		out.Keys[i] = keyViewOf(&ks[i])
+	}
+	return http.StatusOK, out, nil
+}
+
+func (s *Server) revokeKey(c *call) (int, any, error) {
+	if err := s.accounts.RevokeKey(c.r.Context(), c.r.PathValue("key_id")); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, map[string]bool{"revoked": true}, nil
+}
+
+type domainRequest struct {
+	Name        *string          `json:"name"`
+	AccountID   *string          `json:"account_id"`
+	Status      *string          `json:"status"`
+	CAA         *json.RawMessage `json:"caa"`
+	DNSSEC      *bool            `json:"dnssec"`
+	DSPublished *bool            `json:"ds_published"`
+}
+
+func (r domainRequest) input() domains.Input {
+	in := domains.Input{Name: r.Name, AccountID: r.AccountID, Status: r.Status, DNSSEC: r.DNSSEC, DSPublished: r.DSPublished}
+	if r.CAA != nil {
+		in.CAA = r.CAA
+	}
+	return in
+}
+
+func (s *Server) createDomain(c *call) (int, any, error) {
+	var req domainRequest
+	if err := decode(c.r, &req); err != nil {
+		return 0, nil, err
+	}
+	d, err := s.domains.Create(c.r.Context(), req.input())
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusCreated, domainViewOf(d), nil
+}
+
+type domainsView struct {
+	Domains []domainView `json:"domains"`
+}
+
+func (s *Server) listDomains(c *call) (int, any, error) {
+	ds, err := s.domains.List(c.r.Context())
+	if err != nil {
+		return 0, nil, err
+	}
+	out := domainsView{Domains: make([]domainView, len(ds))}
+	for i := range ds {
+		out.Domains[i] = domainViewOf(&ds[i])
+	}
+	return http.StatusOK, out, nil
+}
+
+func (s *Server) patchDomain(c *call) (int, any, error) {
+	var req domainRequest
+	if err := decode(c.r, &req); err != nil {
+		return 0, nil, err
+	}
+	d, err := s.domains.Patch(c.r.Context(), c.r.PathValue("id"), req.input())
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, domainViewOf(d), nil
+}

@@ -1,0 +1,244 @@
+// Package adminapi is Hostmint's HTTP API: routing, bearer-key and admin
+// authentication, request decoding, the spec's {error, code} model, the
+// hostname and admin endpoints, and /openapi.json and /llms-full.txt, which
+// are generated from the same route table that registers the handlers.
+//
+// It turns HTTP into calls on the rules packages and their answers back
+// into HTTP; it holds no rules of its own and never touches SQL.
+package adminapi
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/hostmint/hostmint/accounts"
+	"github.com/hostmint/hostmint/domains"
+	"github.com/hostmint/hostmint/hostnames"
+	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/storage"
+)
+
+// MaxBody is the spec's request body cap.
+const MaxBody = 4 << 10
+
+// Config is what the API needs besides the rules.
+type Config struct {
+	Profile    int
+	BaseURL    string
+	AdminToken string
+	// Health reports why the service is not ready, nil when it is.
+	Health func(ctx context.Context) error
+}
+
+// Server serves the API.
+type Server struct {
+	cfg       Config
+	hostnames *hostnames.Service
+	accounts  *accounts.Service
+	auth      *accounts.Authenticator
+	domains   *domains.Service
+	log       *slog.Logger
+	mux       *http.ServeMux
+	routes    []route
+}
+
+// New builds the server and its routes.
+func New(cfg Config, h *hostnames.Service, a *accounts.Service, auth *accounts.Authenticator, d *domains.Service, log *slog.Logger) *Server {
+	s := &Server{cfg: cfg, hostnames: h, accounts: a, auth: auth, domains: d, log: log, mux: http.NewServeMux()}
+	for _, r := range s.routeTable() {
+		if r.profile != 0 && r.profile != cfg.Profile {
+			continue
+		}
+		s.routes = append(s.routes, r)
+		s.mux.Handle(r.method+" "+r.path, s.endpoint(r))
+	}
+	return s
+}
+
+// ServeHTTP answers a request. Unknown paths and methods get the spec's
+// error shape too, not the mux's plain text.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h, pattern := s.mux.Handler(r)
+	if pattern != "" {
+		s.mux.ServeHTTP(w, r) // sets the path values
+		return
+	}
+	rec := &discard{header: http.Header{}}
+	h.ServeHTTP(rec, r)
+	if rec.status == http.StatusMethodNotAllowed {
+		w.Header().Set("Allow", rec.header.Get("Allow"))
+		s.writeError(w, r, problem.New(http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed,
+			"method %s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, rec.header.Get("Allow")))
+		return
+	}
+	s.writeError(w, r, problem.NotFound("no such endpoint: %s %s", r.Method, r.URL.Path))
+}
+
+// discard records what the mux's fallback handler would write.
+type discard struct {
+	header http.Header
+	status int
+}
+
+func (d *discard) Header() http.Header         { return d.header }
+func (d *discard) Write(b []byte) (int, error) { return len(b), nil }
+func (d *discard) WriteHeader(status int)      { d.status = status }
+
+// call is what a handler gets: the request and who it acts for.
+type call struct {
+	r         *http.Request
+	principal *accounts.Principal // nil on admin and open routes
+}
+
+// handler answers with a status and a JSON body, or an error.
+type handler func(c *call) (int, any, error)
+
+func (s *Server) endpoint(rt route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.log.Error("panic in handler", "route", rt.method+" "+rt.path, "panic", v)
+				s.writeError(w, r, problem.Internal())
+			}
+		}()
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, MaxBody)
+		}
+		c := &call{r: r}
+		switch rt.auth {
+		case authKey:
+			p, err := s.auth.Authenticate(r.Context(), r.Header.Get("Authorization"))
+			if err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			c.principal = p
+		case authAdmin:
+			if !s.isAdmin(r) {
+				s.writeError(w, r, problem.New(http.StatusUnauthorized, problem.CodeUnauthorized, "Missing or invalid admin token"))
+				return
+			}
+		}
+		if rt.raw != nil {
+			rt.raw(w, r)
+			return
+		}
+		status, body, err := rt.handle(c)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		writeJSON(w, status, body)
+	})
+}
+
+func (s *Server) isAdmin(r *http.Request) bool {
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	return ok && strings.EqualFold(scheme, "Bearer") && s.cfg.AdminToken != "" &&
+		subtle.ConstantTimeCompare([]byte(strings.TrimSpace(token)), []byte(s.cfg.AdminToken)) == 1
+}
+
+type errorBody struct {
+	Error string `json:"error"`
+	Code  string `json:"code"`
+}
+
+// writeError is the one place an error becomes a response.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	p, ok := problem.As(err)
+	switch {
+	case ok:
+	case errors.Is(err, storage.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
+		s.log.Warn("database unavailable", "method", r.Method, "path", r.URL.Path, "err", err)
+		p = problem.Unavailable("the database is unavailable; try again shortly")
+		p.Header = http.Header{"Retry-After": {"5"}}
+	case errors.Is(err, context.Canceled):
+		p = problem.Unavailable("the request was cancelled")
+	default:
+		s.log.Error("unexpected error", "method", r.Method, "path", r.URL.Path, "err", err)
+		p = problem.Internal()
+	}
+	for k, vs := range p.Header {
+		for _, v := range vs {
+			w.Header().Add(k, v)
+		}
+	}
+	writeJSON(w, p.Status, errorBody{Error: p.Message, Code: p.Code})
+}
+
+func writeJSON(w http.ResponseWriter, status int, body any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(body)
+}
+
+// decode reads the JSON object body into v: unknown fields, trailing data,
+// wrong types and bodies over MaxBody are all 400 with a message naming the
+// problem.
+func decode(r *http.Request, v any) error {
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil {
+		if dec.More() || dec.Decode(&struct{}{}) == nil {
+			return problem.BadRequest("request body must hold one JSON object and nothing after it")
+		}
+		return nil
+	}
+	var (
+		maxErr    *http.MaxBytesError
+		syntaxErr *json.SyntaxError
+		typeErr   *json.UnmarshalTypeError
+		timeErr   *time.ParseError
+	)
+	switch {
+	case errors.As(err, &maxErr):
+		return problem.BadRequest("request body is larger than 4KB")
+	case errors.Is(err, io.EOF):
+		return problem.BadRequest("request body is empty; send a JSON object")
+	case errors.As(err, &syntaxErr):
+		return problem.BadRequest("request body is not valid JSON: %v", err)
+	case errors.As(err, &typeErr):
+		if typeErr.Field == "" {
+			return problem.BadRequest("request body must be a JSON object")
+		}
+		return problem.BadRequest("field %s must be of type %s", typeErr.Field, jsonType(typeErr.Type.Kind().String()))
+	case errors.As(err, &timeErr):
+		return problem.BadRequest("a date-time field is not RFC 3339 (2006-01-02T15:04:05Z): %q", timeErr.Value)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return problem.BadRequest("unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
+	}
+	return problem.BadRequest("request body is not valid JSON: %v", err)
+}
+
+func jsonType(kind string) string {
+	switch kind {
+	case "string":
+		return "string"
+	case "bool":
+		return "boolean"
+	case "slice", "array":
+		return "array"
+	case "struct", "map", "ptr":
+		return "object"
+	}
+	return "number"
+}
+
+// ts writes a stored time the way every response does.
+func ts(ms int64) string {
+	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z")
+}

@@ -1,0 +1,85 @@
+package adminapi
+
+import (
+	"time"
+
+	"github.com/hostmint/hostmint/accounts"
+	"github.com/hostmint/hostmint/addrclass"
+	"github.com/hostmint/hostmint/storage"
+)
+
+// The JSON shapes of responses. Names are lowercase without a trailing dot,
+// times are written by ts.
+
+type hostnameView struct {
+	ID         string `json:"id"`
+	Hostname   string `json:"hostname"`
+	IP         string `json:"ip"`
+	RecordType string `json:"record_type"`
+	Status     string `json:"status"`
+	ExpiresAt  string `json:"expires_at"`
+	CreatedAt  string `json:"created_at"`
+}
+
+func (s *Server) hostnameView(h *storage.Hostname, now time.Time) hostnameView {
+	v := hostnameView{
+		ID: h.ID, Hostname: h.Name, IP: h.IP, Status: s.hostnames.Status(h, now),
+		CreatedAt: ts(h.CreatedAt), ExpiresAt: ts(h.ExpiresAt),
+	}
+	if a, err := addrclass.Parse(h.IP); err == nil {
+		v.RecordType = addrclass.RecordType(a)
+	}
+	return v
+}
+
+type accountView struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Plan      string `json:"plan"`
+	Cap       int    `json:"cap"`
+	Billing   bool   `json:"billing"`
+	CreatedAt string `json:"created_at"`
+}
+
+func (s *Server) accountView(a *storage.Account) accountView {
+	return accountView{ID: a.ID, Name: a.Name, Plan: a.Plan, Cap: s.hostnames.Cap(a), Billing: a.Billing, CreatedAt: ts(a.CreatedAt)}
+}
+
+type keyView struct {
+	ID        string           `json:"id"`
+	Key       string           `json:"key,omitempty"`
+	Name      string           `json:"name"`
+	Scopes    []accounts.Scope `json:"scopes"`
+	ExpiresAt *string          `json:"expires_at"`
+	CreatedAt string           `json:"created_at"`
+}
+
+func keyViewOf(k *storage.APIKey) keyView {
+	v := keyView{ID: k.ID, Name: k.Name, Scopes: accounts.ParseScopes(k.Scopes), CreatedAt: ts(k.CreatedAt)}
+	if k.ExpiresAt != 0 {
+		e := ts(k.ExpiresAt)
+		v.ExpiresAt = &e
+	}
+	return v
+}
+
+type domainView struct {
+	ID          string  `json:"id"`
+	Name        string  `json:"name"`
+	AccountID   *string `json:"account_id"`
+	Status      string  `json:"status"`
+	CAA         any     `json:"caa"`
+	DNSSEC      bool    `json:"dnssec"`
+	DS          any     `json:"ds"`
+	DSPublished bool    `json:"ds_published"`
+	CreatedAt   string  `json:"created_at"`
+}
+
+func domainViewOf(d *storage.Domain) domainView {
+	v := domainView{ID: d.ID, Name: d.Name, Status: d.Status, DNSSEC: d.DNSSEC, DSPublished: d.DSPublished, CreatedAt: ts(d.CreatedAt)}
+	if d.AccountID != "" {
+		id := d.AccountID
+		v.AccountID = &id
+	}
+	return v
+}

@@ -1,0 +1,204 @@
+package hostname
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hostmint/hostmint/accounts"
+	"github.com/hostmint/hostmint/storage"
+)
+
+// Process-wide resources, shared by every hostname block and by the old and
+// new instances that a CoreDNS reload runs side by side for a moment: one
+// store (pool, feed, index) per database, one HTTP listener per address.
+// Each is reference-counted and closed by the last release.
+var (
+	sharedMu sync.Mutex
+	backends = map[string]*backend{}
+	apis     = map[string]*apiServer{}
+)
+
+// backend is one open store with the feed that keeps its index current.
+type backend struct {
+	key    string
+	refs   int
+	store  *storage.Store
+	feed   *storage.Feed
+	index  *Index
+	auth   *accounts.Authenticator
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// fanout feeds every consumer the same snapshot and changes.
+type fanout []storage.Consumer
+
+func (f fanout) Load(ctx context.Context, q storage.Queries) error {
+	for _, c := range f {
+		if err := c.Load(ctx, q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (f fanout) Apply(ctx context.Context, q storage.Queries, cs []storage.Change) error {
+	for _, c := range f {
+		if err := c.Apply(ctx, q, cs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func acquireBackend(ctx context.Context, d storage.Dialect, dsn string, poll time.Duration) (*backend, error) {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	key := string(d) + " " + dsn
+	if b, ok := backends[key]; ok {
+		b.refs++
+		return b, nil
+	}
+	store, err := storage.Open(ctx, d, dsn)
+	if err != nil {
+		return nil, err
+	}
+	b := &backend{key: key, refs: 1, store: store, index: NewIndex(), auth: accounts.NewAuthenticator(store), done: make(chan struct{})}
+	b.feed = storage.NewFeed(store, fanout{b.index, b.auth}, poll, slog.Default().With("plugin", "hostname"))
+	fctx, cancel := context.WithCancel(context.Background())
+	b.cancel = cancel
+	go func() {
+		defer close(b.done)
+		b.feed.Run(fctx)
+	}()
+	backends[key] = b
+	return b, nil
+}
+
+func (b *backend) release() error {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	if b.refs--; b.refs > 0 {
+		return nil
+	}
+	delete(backends, b.key)
+	b.cancel()
+	<-b.done
+	return b.store.Close()
+}
+
+func currentIndexSize() int64 {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	var n int64
+	for _, b := range backends {
+		n += b.index.Len()
+	}
+	return n
+}
+
+// apiServer is one HTTP listener; the newest instance's handler serves it.
+type apiServer struct {
+	addr    string
+	refs    int
+	srv     *http.Server
+	handler atomic.Pointer[http.Handler]
+	done    chan struct{}
+}
+
+func (a *apiServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	(*a.handler.Load()).ServeHTTP(w, r)
+}
+
+func acquireAPI(addr string, h http.Handler) (*apiServer, error) {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	if a, ok := apis[addr]; ok {
+		a.refs++
+		a.handler.Store(&h)
+		return a, nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("api %s: %w", addr, err)
+	}
+	a := &apiServer{addr: addr, refs: 1, done: make(chan struct{})}
+	a.handler.Store(&h)
+	a.srv = &http.Server{
+		Handler:           a,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    16 << 10,
+	}
+	go func() {
+		defer close(a.done)
+		if err := a.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			slog.Error("hostname: api server stopped", "addr", addr, "err", err)
+		}
+	}()
+	apis[addr] = a
+	return a, nil
+}
+
+func (a *apiServer) release() error {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	if a.refs--; a.refs > 0 {
+		return nil
+	}
+	delete(apis, a.addr)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := a.srv.Shutdown(ctx)
+	<-a.done
+	return err
+}
+
+// adminToken reads the admin token file, or writes a new random token to it
+// (mode 0600) when it does not exist.
+func adminToken(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err == nil {
+		tok := strings.TrimSpace(string(b))
+		if len(tok) < 16 {
+			return "", fmt.Errorf("admin_token_file %s: the token must be at least 16 characters", path)
+		}
+		return tok, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("admin_token_file: %w", err)
+	}
+	raw := make([]byte, 32)
+	rand.Read(raw)
+	tok := base64.RawURLEncoding.EncodeToString(raw)
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return "", fmt.Errorf("admin_token_file: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return adminToken(path) // another node wrote it first
+	}
+	if err != nil {
+		return "", fmt.Errorf("admin_token_file: %w", err)
+	}
+	if _, err := f.WriteString(tok + "\n"); err != nil {
+		f.Close()
+		return "", fmt.Errorf("admin_token_file: %w", err)
+	}
+	return tok, f.Close()
+}

@@ -1,0 +1,385 @@
+package hostname
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/coredns/caddy"
+	"github.com/coredns/coredns/core/dnsserver"
+	"github.com/coredns/coredns/plugin"
+	clog "github.com/coredns/coredns/plugin/pkg/log"
+	"github.com/hostmint/hostmint/accounts"
+	"github.com/hostmint/hostmint/adminapi"
+	"github.com/hostmint/hostmint/domains"
+	"github.com/hostmint/hostmint/hostnames"
+	"github.com/hostmint/hostmint/labels"
+	"github.com/hostmint/hostmint/storage"
+	"github.com/miekg/dns"
+)
+
+var log = clog.NewWithPlugin("hostname")
+
+func init() { plugin.Register("hostname", setup) }
+
+// config is the parsed hostname block.
+type config struct {
+	profile        int
+	dialect        storage.Dialect
+	dsn            string
+	api            string
+	baseURL        string
+	adminTokenFile string
+	domains        []string // lowercase, no trailing dot
+	nameservers    []nameserver
+	idleExpiry     time.Duration
+	addressTTL     uint32
+	caps           map[string]int
+	blockedLabels  string
+	feedPoll       time.Duration
+
+	// Read and checked now; used by the certificate and diagnose features.
+	acmeCAs     map[string]acmeCA
+	acmeEmail   string
+	certKeyFile string
+	resolvers   []string
+	ctLog       string
+}
+
+type nameserver struct {
+	name string // FQDN, lowercase
+	addr string // host:port where it answers; "" if not given
+}
+
+type acmeCA struct {
+	directory string
+	root      string
+}
+
+func defaults() *config {
+	caps := map[string]int{}
+	for k, v := range hostnames.DefaultCaps {
+		caps[k] = v
+	}
+	return &config{
+		profile:        1,
+		dialect:        storage.SQLite,
+		dsn:            "./data/hostmint.db",
+		api:            "127.0.0.1:8080",
+		adminTokenFile: "./data/admin.token",
+		idleExpiry:     7 * 24 * time.Hour,
+		addressTTL:     60,
+		caps:           caps,
+		feedPoll:       time.Second,
+		acmeCAs:        map[string]acmeCA{},
+	}
+}
+
+func setup(c *caddy.Controller) error {
+	cfg, err := parse(c)
+	if err != nil {
+		return plugin.Error("hostname", err)
+	}
+	h := newHostname(cfg)
+	c.OnStartup(h.start)
+	c.OnShutdown(h.stop)
+	dnsserver.GetConfig(c).AddPlugin(func(next plugin.Handler) plugin.Handler {
+		h.Next = next
+		return h
+	})
+	return nil
+}
+
+func newHostname(cfg *config) *Hostname {
+	h := &Hostname{cfg: cfg, index: NewIndex(), static: map[string][]netip.Addr{}}
+	for _, ns := range cfg.nameservers {
+		h.ns = append(h.ns, ns.name)
+		if ns.addr == "" {
+			continue
+		}
+		host, _, _ := net.SplitHostPort(ns.addr)
+		if a, err := netip.ParseAddr(host); err == nil {
+			h.static[ns.name] = append(h.static[ns.name], a.Unmap())
+		}
+	}
+	return h
+}
+
+// parse reads every hostname block of c; the last one wins (one per server block).
+func parse(c *caddy.Controller) (*config, error) {
+	cfg := defaults()
+	for c.Next() {
+		if len(c.RemainingArgs()) > 0 {
+			return nil, c.ArgErr()
+		}
+		for c.NextBlock() {
+			if err := parseOption(c, cfg); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(cfg.nameservers) == 0 {
+		return nil, fmt.Errorf("at least one nameserver is required (nameserver NAME [ADDR])")
+	}
+	if cfg.baseURL == "" {
+		cfg.baseURL = "http://" + cfg.api
+	}
+	return cfg, nil
+}
+
+func parseOption(c *caddy.Controller, cfg *config) error {
+	opt := c.Val()
+	args := c.RemainingArgs()
+	need := func(min, max int) error {
+		if len(args) < min || max >= 0 && len(args) > max {
+			return c.ArgErr()
+		}
+		return nil
+	}
+	switch opt {
+	case "profile":
+		if err := need(1, 1); err != nil {
+			return err
+		}
+		if args[0] != "1" && args[0] != "2" {
+			return fmt.Errorf("profile must be 1 or 2, got %q", args[0])
+		}
+		cfg.profile, _ = strconv.Atoi(args[0])
+	case "storage":
+		if err := need(2, 2); err != nil {
+			return err
+		}
+		switch storage.Dialect(args[0]) {
+		case storage.SQLite, storage.Postgres:
+			cfg.dialect, cfg.dsn = storage.Dialect(args[0]), args[1]
+		default:
+			return fmt.Errorf("storage must be sqlite PATH or postgres DSN, got %q", args[0])
+		}
+	case "api":
+		if err := need(1, 1); err != nil {
+			return err
+		}
+		if _, _, err := net.SplitHostPort(args[0]); err != nil {
+			return fmt.Errorf("api: %q is not HOST:PORT", args[0])
+		}
+		cfg.api = args[0]
+	case "base_url":
+		if err := need(1, 1); err != nil {
+			return err
+		}
+		u, err := url.Parse(args[0])
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("base_url: %q is not an http(s) URL", args[0])
+		}
+		cfg.baseURL = strings.TrimSuffix(args[0], "/")
+	case "admin_token_file":
+		if err := need(1, 1); err != nil {
+			return err
+		}
+		cfg.adminTokenFile = args[0]
+	case "domain":
+		if err := need(1, -1); err != nil {
+			return err
+		}
+		for _, a := range args {
+			d := domains.Normalize(a)
+			if d == "" {
+				return fmt.Errorf("domain: %q is not a domain name", a)
+			}
+			cfg.domains = append(cfg.domains, d)
+		}
+	case "nameserver":
+		if err := need(1, 2); err != nil {
+			return err
+		}
+		name := domains.Normalize(args[0])
+		if name == "" {
+			return fmt.Errorf("nameserver: %q is not a host name", args[0])
+		}
+		ns := nameserver{name: dns.Fqdn(name)}
+		if len(args) == 2 {
+			host, port, err := net.SplitHostPort(args[1])
+			if err != nil {
+				host, port = args[1], "53"
+			}
+			if _, err := netip.ParseAddr(host); err != nil {
+				return fmt.Errorf("nameserver %s: %q is not IP[:PORT]", args[0], args[1])
+			}
+			ns.addr = net.JoinHostPort(host, port)
+		}
+		cfg.nameservers = append(cfg.nameservers, ns)
+	case "idle_expiry":
+		d, err := duration(args, need)
+		if err != nil {
+			return fmt.Errorf("idle_expiry: %w", err)
+		}
+		cfg.idleExpiry = d
+	case "feed_poll":
+		d, err := duration(args, need)
+		if err != nil {
+			return fmt.Errorf("feed_poll: %w", err)
+		}
+		cfg.feedPoll = d
+	case "address_ttl":
+		if err := need(1, 1); err != nil {
+			return err
+		}
+		n, err := strconv.ParseUint(args[0], 10, 32)
+		if err != nil || n == 0 || n > 86400 {
+			return fmt.Errorf("address_ttl: %q is not 1..86400 seconds", args[0])
+		}
+		cfg.addressTTL = uint32(n)
+	case "plan_cap":
+		if err := need(2, 2); err != nil {
+			return err
+		}
+		n, err := strconv.Atoi(args[1])
+		if err != nil || n < 0 {
+			return fmt.Errorf("plan_cap %s: %q is not a count", args[0], args[1])
+		}
+		cfg.caps[args[0]] = n
+	case "blocked_labels":
+		if err := need(1, 1); err != nil {
+			return err
+		}
+		cfg.blockedLabels = args[0]
+	case "acme_ca":
+		if err := need(2, 3); err != nil {
+			return err
+		}
+		if args[0] != "letsencrypt" && args[0] != "google" {
+			return fmt.Errorf("acme_ca: name must be letsencrypt or google, got %q", args[0])
+		}
+		if u, err := url.Parse(args[1]); err != nil || u.Scheme != "https" && u.Scheme != "http" {
+			return fmt.Errorf("acme_ca %s: %q is not a directory URL", args[0], args[1])
+		}
+		ca := acmeCA{directory: args[1]}
+		if len(args) == 3 {
+			ca.root = args[2]
+		}
+		cfg.acmeCAs[args[0]] = ca
+	case "acme_email":
+		if err := need(1, 1); err != nil {
+			return err
+		}
+		cfg.acmeEmail = args[0]
+	case "cert_encryption_key_file":
+		if err := need(1, 1); err != nil {
+			return err
+		}
+		cfg.certKeyFile = args[0]
+	case "resolver":
+		if err := need(1, -1); err != nil {
+			return err
+		}
+		for _, a := range args {
+			if _, _, err := net.SplitHostPort(a); err != nil {
+				a = net.JoinHostPort(a, "53")
+			}
+			cfg.resolvers = append(cfg.resolvers, a)
+		}
+	case "ct_log":
+		if err := need(1, 1); err != nil {
+			return err
+		}
+		cfg.ctLog = args[0]
+	default:
+		return c.Errf("unknown property %q", opt)
+	}
+	return nil
+}
+
+func duration(args []string, need func(int, int) error) (time.Duration, error) {
+	if err := need(1, 1); err != nil {
+		return 0, err
+	}
+	d, err := time.ParseDuration(args[0])
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%q is not a positive duration", args[0])
+	}
+	return d, nil
+}
+
+// runtime is what an instance holds between OnStartup and OnShutdown.
+type runtime struct {
+	backend *backend
+	api     *apiServer
+}
+
+// start opens (or shares) the store and the API listener.
+func (h *Hostname) start() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cfg := h.cfg
+	policy, err := labels.Load(cfg.blockedLabels)
+	if err != nil {
+		return plugin.Error("hostname", fmt.Errorf("blocked_labels: %w", err))
+	}
+	token, err := adminToken(cfg.adminTokenFile)
+	if err != nil {
+		return plugin.Error("hostname", err)
+	}
+	b, err := acquireBackend(ctx, cfg.dialect, cfg.dsn, cfg.feedPoll)
+	if err != nil {
+		return plugin.Error("hostname", err)
+	}
+	doms := domains.New(b.store)
+	if err := doms.Ensure(ctx, cfg.domains); err != nil {
+		b.release()
+		return plugin.Error("hostname", fmt.Errorf("creating the Corefile's domains: %w", err))
+	}
+	reserved := map[string]bool{}
+	for _, ns := range cfg.nameservers {
+		reserved[strings.SplitN(ns.name, ".", 2)[0]] = true
+	}
+	logger := slog.Default().With("plugin", "hostname")
+	hs := hostnames.New(b.store, hostnames.Config{
+		Profile: cfg.profile, IdleExpiry: cfg.idleExpiry, Caps: cfg.caps, Labels: policy, Reserved: reserved,
+	}, b.feed, logger)
+	srv := adminapi.New(adminapi.Config{
+		Profile: cfg.profile, BaseURL: cfg.baseURL, AdminToken: token,
+		Health: func(ctx context.Context) error { return health(ctx, b) },
+	}, hs, accounts.New(b.store, cfg.profile, b.auth), b.auth, doms, logger)
+	api, err := acquireAPI(cfg.api, srv)
+	if err != nil {
+		b.release()
+		return plugin.Error("hostname", err)
+	}
+	h.index = b.index
+	h.rt = &runtime{backend: b, api: api}
+	log.Infof("serving %d domain(s) from %s storage, API on %s (profile %d)", len(cfg.domains), cfg.dialect, cfg.api, cfg.profile)
+	return nil
+}
+
+func health(ctx context.Context, b *backend) error {
+	if !b.feed.Loaded() {
+		return fmt.Errorf("the DNS index is not loaded yet")
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := b.store.Ping(ctx); err != nil {
+		return fmt.Errorf("the database does not answer")
+	}
+	return nil
+}
+
+// stop releases what start acquired.
+func (h *Hostname) stop() error {
+	if h.rt == nil {
+		return nil
+	}
+	rt := h.rt
+	h.rt = nil
+	errAPI := rt.api.release()
+	errStore := rt.backend.release()
+	if errAPI != nil {
+		return errAPI
+	}
+	return errStore
+}

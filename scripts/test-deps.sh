@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs and starts what the test suite needs, where it is missing:
+# PostgreSQL on 127.0.0.1:5432 (trust auth, database "test") and dig.
+# Safe to run again; needs root (or sudo) only when something is missing.
+set -euo pipefail
+
+sudo_() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+missing=()
+command -v dig >/dev/null || missing+=(bind9-dnsutils)
+command -v pg_ctlcluster >/dev/null || missing+=(postgresql)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "test-deps: installing ${missing[*]}"
+  sudo_ apt-get update -qq
+  sudo_ env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+pg_up() { pg_isready -q -h 127.0.0.1 -p 5432; }
+if ! pg_up; then
+  ver=$(ls /etc/postgresql | sort -n | tail -1)
+  conf=/etc/postgresql/$ver/main
+  # Trust auth on loopback for the tests, as on the project's machines.
+  if ! grep -q '^host all all 127.0.0.1/32 trust' "$conf/pg_hba.conf"; then
+    sudo_ sed -i '1i host all all 127.0.0.1/32 trust\nhost all all ::1/128 trust\nlocal all all trust' "$conf/pg_hba.conf"
+  fi
+  echo "test-deps: starting PostgreSQL $ver"
+  sudo_ pg_ctlcluster --skip-systemctl-redirect "$ver" main start || true
+  for _ in $(seq 50); do pg_up && break; sleep 0.2; done
+  pg_up || { echo "test-deps: PostgreSQL did not start" >&2; exit 1; }
+fi
+psql -h 127.0.0.1 -U postgres -tAc "SELECT 1 FROM pg_database WHERE datname='test'" | grep -q 1 ||
+  psql -h 127.0.0.1 -U postgres -c "CREATE DATABASE test" >/dev/null

@@ -1,0 +1,263 @@
+package storage
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/lib/pq"
+)
+
+// Consumer is what a node keeps in step with the store: Load reads a full
+// snapshot, Apply the objects named by a batch of changes. Both re-read
+// current rows, so applying a change twice or out of order is harmless.
+type Consumer interface {
+	Load(ctx context.Context, q Queries) error
+	Apply(ctx context.Context, q Queries, changes []Change) error
+}
+
+// Feed loads a snapshot, then tails the changes table. On PostgreSQL a
+// LISTEN wakes it at once and a poll covers lost notifications and
+// reconnects; on SQLite the store's own commits wake it.
+//
+// Ids come from a sequence, so a transaction can commit after a later one:
+// an id skipped over is kept as a gap and asked for again until it shows up
+// or gapTTL passes (it was rolled back).
+type Feed struct {
+	store    *Store
+	consumer Consumer
+	poll     time.Duration
+	log      *slog.Logger
+
+	wake chan struct{}
+
+	mu       sync.Mutex
+	last     int64
+	gaps     map[int64]time.Time
+	loaded   bool
+	progress chan struct{} // closed and replaced whenever last or gaps move
+	err      error         // the last error reading the store, nil once it reads again
+}
+
+const (
+	gapTTL      = 30 * time.Second
+	batchSize   = 1000
+	gapLookback = 256
+)
+
+// NewFeed makes a feed for consumer; poll is the catch-up interval.
+func NewFeed(s *Store, consumer Consumer, poll time.Duration, log *slog.Logger) *Feed {
+	f := &Feed{
+		store: s, consumer: consumer, poll: poll, log: log,
+		wake:     make(chan struct{}, 1),
+		gaps:     map[int64]time.Time{},
+		progress: make(chan struct{}),
+	}
+	s.OnCommit(f.Wake)
+	return f
+}
+
+// Wake asks the feed to look for changes now.
+func (f *Feed) Wake() {
+	select {
+	case f.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Loaded reports whether the first snapshot has been loaded.
+func (f *Feed) Loaded() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.loaded
+}
+
+// Err is the last error reading the store, nil when the last read worked.
+func (f *Feed) Err() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.err
+}
+
+// Applied is the id of the newest change applied.
+func (f *Feed) Applied() int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.last
+}
+
+// WaitApplied blocks until change id has been applied on this node, or ctx ends.
+func (f *Feed) WaitApplied(ctx context.Context, id int64) error {
+	for {
+		f.mu.Lock()
+		_, gap := f.gaps[id]
+		done := f.loaded && f.last >= id && !gap
+		ch := f.progress
+		f.mu.Unlock()
+		if done {
+			return nil
+		}
+		f.Wake()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// Run loads the snapshot (retrying until the store answers) and then tails
+// until ctx ends.
+func (f *Feed) Run(ctx context.Context) {
+	for backoff := 100 * time.Millisecond; ; backoff = min(2*backoff, 5*time.Second) {
+		err := f.load(ctx)
+		if err == nil {
+			break
+		}
+		f.setErr(err)
+		f.log.Error("loading the index failed; retrying", "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+	}
+	if f.store.dialect == Postgres {
+		stop := f.listen()
+		defer stop()
+	}
+	tick := time.NewTicker(f.poll)
+	defer tick.Stop()
+	for {
+		f.catchUp(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-f.wake:
+		case <-tick.C:
+		}
+	}
+}
+
+func (f *Feed) load(ctx context.Context) error {
+	q := f.store.Reader()
+	last, err := q.LastChange(ctx)
+	if err != nil {
+		return err
+	}
+	// Transactions still open at this moment may hold ids below last: look
+	// back for ids not yet visible and treat them as gaps.
+	recent, err := q.ChangesAfter(ctx, max(0, last-gapLookback), nil, gapLookback)
+	if err != nil {
+		return err
+	}
+	if err := f.consumer.Load(ctx, q); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	seen := map[int64]bool{}
+	for _, c := range recent {
+		seen[c.ID] = true
+	}
+	now := time.Now()
+	for id := max(1, last-gapLookback+1); id <= last; id++ {
+		if !seen[id] {
+			f.gaps[id] = now
+		}
+	}
+	f.last, f.loaded, f.err = last, true, nil
+	f.advance()
+	return nil
+}
+
+// catchUp applies batches until nothing new is left.
+func (f *Feed) catchUp(ctx context.Context) {
+	for ctx.Err() == nil {
+		n, err := f.step(ctx)
+		f.setErr(err)
+		if err != nil {
+			if ctx.Err() == nil {
+				f.log.Warn("change feed: reading changes failed", "err", err)
+			}
+			return
+		}
+		if n < batchSize {
+			return
+		}
+	}
+}
+
+func (f *Feed) step(ctx context.Context) (int, error) {
+	f.mu.Lock()
+	last := f.last
+	now := time.Now()
+	gaps := make([]int64, 0, len(f.gaps))
+	for id, seen := range f.gaps {
+		if now.Sub(seen) > gapTTL {
+			delete(f.gaps, id)
+			continue
+		}
+		gaps = append(gaps, id)
+	}
+	f.mu.Unlock()
+
+	q := f.store.Reader()
+	cs, err := q.ChangesAfter(ctx, last, gaps, batchSize)
+	if err != nil || len(cs) == 0 {
+		return 0, err
+	}
+	if err := f.consumer.Apply(ctx, q, cs); err != nil {
+		return 0, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, c := range cs {
+		delete(f.gaps, c.ID)
+		if c.ID > f.last {
+			for id := max(f.last+1, c.ID-gapLookback); id < c.ID; id++ {
+				f.gaps[id] = now
+			}
+			f.last = c.ID
+		}
+	}
+	f.advance()
+	return len(cs), nil
+}
+
+// advance wakes WaitApplied callers; f.mu must be held.
+func (f *Feed) advance() {
+	close(f.progress)
+	f.progress = make(chan struct{})
+}
+
+func (f *Feed) setErr(err error) {
+	f.mu.Lock()
+	f.err = err
+	f.mu.Unlock()
+}
+
+// listen subscribes to the store's NOTIFY channel; every notification, and
+// every reconnect (when notifications may have been lost), wakes the feed.
+func (f *Feed) listen() (stop func()) {
+	l := pq.NewListener(f.store.dsn, 100*time.Millisecond, 5*time.Second, func(ev pq.ListenerEventType, err error) {
+		if err != nil {
+			f.log.Warn("change feed: listener", "event", ev, "err", err)
+		}
+	})
+	if err := l.Listen(NotifyChannel); err != nil {
+		f.log.Warn("change feed: LISTEN failed; polling only until it reconnects", "err", err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range l.Notify {
+			f.Wake()
+		}
+	}()
+	return func() {
+		l.Close()
+		<-done
+	}
+}

@@ -1,0 +1,134 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// A migration is one schema version. Migrations are append-only: a released
+// version is never edited, a change is a new version.
+type migration struct {
+	version int
+	name    string
+	sql     string // statements separated by ";\n"; see dialectSQL for the placeholders
+}
+
+var migrations = []migration{
+	{1, "initial schema", `
+CREATE TABLE accounts (
+	id TEXT PRIMARY KEY,
+	name TEXT NOT NULL,
+	plan TEXT NOT NULL,
+	cap INTEGER,
+	billing BOOLEAN NOT NULL DEFAULT TRUE,
+	created_at BIGINT NOT NULL
+);
+CREATE TABLE api_keys (
+	id TEXT PRIMARY KEY,
+	account_id TEXT NOT NULL REFERENCES accounts (id),
+	name TEXT NOT NULL DEFAULT '',
+	secret_hash TEXT NOT NULL,
+	scopes TEXT NOT NULL DEFAULT '[]',
+	expires_at BIGINT NOT NULL DEFAULT 0,
+	revoked_at BIGINT NOT NULL DEFAULT 0,
+	created_at BIGINT NOT NULL
+);
+CREATE INDEX api_keys_account ON api_keys (account_id);
+CREATE TABLE domains (
+	id TEXT PRIMARY KEY,
+	name TEXT NOT NULL UNIQUE,
+	account_id TEXT REFERENCES accounts (id),
+	status TEXT NOT NULL DEFAULT 'active',
+	caa TEXT NOT NULL DEFAULT '',
+	dnssec BOOLEAN NOT NULL DEFAULT FALSE,
+	ds_published BOOLEAN NOT NULL DEFAULT FALSE,
+	created_at BIGINT NOT NULL
+);
+CREATE TABLE hostnames (
+	id TEXT PRIMARY KEY,
+	account_id TEXT NOT NULL REFERENCES accounts (id),
+	domain_id TEXT NOT NULL REFERENCES domains (id),
+	label TEXT NOT NULL,
+	name TEXT NOT NULL,
+	ip TEXT NOT NULL,
+	status TEXT NOT NULL,
+	expires_at BIGINT NOT NULL DEFAULT 0,
+	created_at BIGINT NOT NULL,
+	updated_at BIGINT NOT NULL,
+	released_at BIGINT NOT NULL DEFAULT 0
+);
+CREATE UNIQUE INDEX hostnames_label ON hostnames (domain_id, label) WHERE status <> 'released';
+CREATE INDEX hostnames_account ON hostnames (account_id, created_at);
+CREATE TABLE retired_labels (
+	domain_id TEXT NOT NULL REFERENCES domains (id),
+	label TEXT NOT NULL,
+	account_id TEXT NOT NULL,
+	retired_at BIGINT NOT NULL,
+	PRIMARY KEY (domain_id, label)
+);
+CREATE TABLE changes (
+	id {{serial}},
+	kind TEXT NOT NULL,
+	ref TEXT NOT NULL,
+	created_at BIGINT NOT NULL
+)`},
+}
+
+// dialectSQL fills in what the two dialects spell differently.
+func dialectSQL(d Dialect, sql string) string {
+	serial := "INTEGER PRIMARY KEY AUTOINCREMENT"
+	if d == Postgres {
+		serial = "BIGSERIAL PRIMARY KEY"
+	}
+	return strings.ReplaceAll(sql, "{{serial}}", serial)
+}
+
+// migrationLock is the PostgreSQL advisory lock that keeps nodes starting at
+// the same moment from migrating twice.
+const migrationLock = 0x686f73746d696e74 // "hostmint"
+
+// migrate brings the schema to the newest version, each version in its own
+// transaction together with its row in schema_migrations.
+func (s *Store) migrate(ctx context.Context) error {
+	for _, m := range migrations {
+		err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			if s.dialect == Postgres {
+				if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", int64(migrationLock)); err != nil {
+					return err
+				}
+			}
+			if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+				version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`); err != nil {
+				return err
+			}
+			n, err := tx.NewSelect().Table("schema_migrations").Where("version = ?", m.version).Count(ctx)
+			if err != nil || n > 0 {
+				return err
+			}
+			for _, stmt := range strings.Split(dialectSQL(s.dialect, m.sql), ";\n") {
+				if _, err := tx.ExecContext(ctx, stmt); err != nil {
+					return fmt.Errorf("%q: %w", firstLine(stmt), err)
+				}
+			}
+			_, err = tx.ExecContext(ctx, "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+				m.version, m.name, time.Now().UnixMilli())
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("migration %d (%s): %w", m.version, m.name, err)
+		}
+	}
+	return nil
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

@@ -1,0 +1,109 @@
+package storage
+
+import "github.com/uptrace/bun"
+
+// Times are Unix milliseconds (UTC) in every table: the same integer in
+// SQLite and PostgreSQL, compared and copied between them without any
+// dialect's time formatting in the way. Zero means "not set".
+
+// Account is a customer: a profile-1 account or a profile-2 team.
+type Account struct {
+	bun.BaseModel `bun:"table:accounts"`
+
+	ID        string `bun:"id,pk"`
+	Name      string `bun:"name"`
+	Plan      string `bun:"plan"`
+	Cap       *int   `bun:"cap"` // nil: the plan's default
+	Billing   bool   `bun:"billing"`
+	CreatedAt int64  `bun:"created_at"`
+}
+
+// APIKey is a bearer key; the secret itself is never stored.
+type APIKey struct {
+	bun.BaseModel `bun:"table:api_keys"`
+
+	ID         string `bun:"id,pk"`
+	AccountID  string `bun:"account_id"`
+	Name       string `bun:"name"`
+	SecretHash string `bun:"secret_hash"`
+	Scopes     string `bun:"scopes"` // JSON list of {scope, domain?, hostname?}
+	ExpiresAt  int64  `bun:"expires_at"`
+	RevokedAt  int64  `bun:"revoked_at"`
+	CreatedAt  int64  `bun:"created_at"`
+}
+
+// Domain is a zone this service is authoritative for. A pool domain has no
+// account; a dedicated one (profile 2) belongs to one team.
+type Domain struct {
+	bun.BaseModel `bun:"table:domains"`
+
+	ID          string `bun:"id,pk"`
+	Name        string `bun:"name"` // lowercase, no trailing dot
+	AccountID   string `bun:"account_id,nullzero"`
+	Status      string `bun:"status"` // active | provisioning
+	CAA         string `bun:"caa"`    // JSON, "" when unset
+	DNSSEC      bool   `bun:"dnssec"`
+	DSPublished bool   `bun:"ds_published"`
+	CreatedAt   int64  `bun:"created_at"`
+}
+
+// Domain statuses.
+const (
+	DomainActive       = "active"
+	DomainProvisioning = "provisioning"
+)
+
+// Hostname is a registered name. Status holds what was decided by a write;
+// expiry ([P1]) is read from ExpiresAt, so nothing has to run at expiry time.
+type Hostname struct {
+	bun.BaseModel `bun:"table:hostnames"`
+
+	ID         string `bun:"id,pk"`
+	AccountID  string `bun:"account_id"`
+	DomainID   string `bun:"domain_id"`
+	Label      string `bun:"label"`
+	Name       string `bun:"name"` // label.domain, lowercase, no trailing dot
+	IP         string `bun:"ip"`
+	Status     string `bun:"status"`
+	ExpiresAt  int64  `bun:"expires_at"`
+	CreatedAt  int64  `bun:"created_at"`
+	UpdatedAt  int64  `bun:"updated_at"`
+	ReleasedAt int64  `bun:"released_at"`
+}
+
+// Stored hostname statuses ("expired" is derived, never stored).
+const (
+	StatusPending  = "pending"
+	StatusLive     = "live"
+	StatusReleased = "released"
+)
+
+// RetiredLabel is a label that was released on a domain. In profile 1 no one
+// may take it again; AccountID says whose it was.
+type RetiredLabel struct {
+	bun.BaseModel `bun:"table:retired_labels"`
+
+	DomainID  string `bun:"domain_id,pk"`
+	Label     string `bun:"label,pk"`
+	AccountID string `bun:"account_id"`
+	RetiredAt int64  `bun:"retired_at"`
+}
+
+// Change is one row of the change feed: "object Kind/Ref changed". Nodes
+// re-read the object, so applying a change twice or late is harmless.
+type Change struct {
+	bun.BaseModel `bun:"table:changes"`
+
+	ID        int64  `bun:"id,pk,autoincrement"`
+	Kind      string `bun:"kind"`
+	Ref       string `bun:"ref"`
+	CreatedAt int64  `bun:"created_at"`
+}
+
+// Change kinds.
+const (
+	KindHostname = "hostname"
+	KindDomain   = "domain"
+	KindKey      = "key"
+	KindAccount  = "account"
+)

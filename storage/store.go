@@ -1,0 +1,236 @@
+// Package storage holds Hostmint's state: the bun models, the versioned
+// migrations, the queries, and the change feed that tells every node what
+// changed. One implementation serves two dialects, SQLite (the embedded
+// default, one node) and PostgreSQL (several nodes on one database).
+//
+// storage knows rows and transactions; it knows nothing of HTTP, DNS or the
+// rules that decide what a write may do.
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lib/pq"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+	"github.com/uptrace/bun/dialect/sqlitedialect"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// Dialect names a supported database.
+type Dialect string
+
+// The dialects.
+const (
+	SQLite   Dialect = "sqlite"
+	Postgres Dialect = "postgres"
+)
+
+// Store is an open database with the schema migrated.
+type Store struct {
+	db      *bun.DB
+	dialect Dialect
+	dsn     string
+
+	mu       sync.Mutex
+	onCommit []func() // wakes in-process feeds after a write
+}
+
+// Open opens (and for SQLite creates) the database and migrates its schema.
+// For SQLite, dsn is a file path; for PostgreSQL, a lib/pq connection string.
+func Open(ctx context.Context, d Dialect, dsn string) (*Store, error) {
+	var db *bun.DB
+	switch d {
+	case SQLite:
+		if dir := filepath.Dir(dsn); dir != "" {
+			if err := os.MkdirAll(dir, 0o750); err != nil {
+				return nil, fmt.Errorf("storage: %w", err)
+			}
+		}
+		sqldb, err := sql.Open("sqlite", sqliteDSN(dsn))
+		if err != nil {
+			return nil, fmt.Errorf("storage: %w", err)
+		}
+		// One writer at a time is SQLite's model; readers run beside it (WAL).
+		sqldb.SetMaxOpenConns(8)
+		db = bun.NewDB(sqldb, sqlitedialect.New())
+	case Postgres:
+		sqldb, err := sql.Open("postgres", dsn)
+		if err != nil {
+			return nil, fmt.Errorf("storage: %w", err)
+		}
+		sqldb.SetMaxOpenConns(32)
+		sqldb.SetMaxIdleConns(16)
+		sqldb.SetConnMaxIdleTime(5 * time.Minute)
+		db = bun.NewDB(sqldb, pgdialect.New())
+	default:
+		return nil, fmt.Errorf("storage: unknown dialect %q (want sqlite or postgres)", d)
+	}
+	s := &Store{db: db, dialect: d, dsn: dsn}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("storage: %w", mapErr(err))
+	}
+	return s, nil
+}
+
+// sqliteDSN turns a path into the driver's URI: WAL so readers never wait on
+// the writer, immediate transactions so two writers never deadlock on a
+// lock upgrade, a busy timeout instead of SQLITE_BUSY, and full sync so an
+// acknowledged write survives a crash.
+func sqliteDSN(path string) string {
+	q := url.Values{}
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(FULL)")
+	q.Set("_txlock", "immediate")
+	return "file:" + path + "?" + q.Encode()
+}
+
+// Dialect is the database in use.
+func (s *Store) Dialect() Dialect { return s.dialect }
+
+// DSN is the connection string the store was opened with.
+func (s *Store) DSN() string { return s.dsn }
+
+// Close closes the connection pool.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error { return mapErr(s.db.PingContext(ctx)) }
+
+// Reader is the read side, used outside any transaction.
+func (s *Store) Reader() Queries { return Queries{db: s.db, dialect: s.dialect} }
+
+// OnCommit registers f to run after every committed write of this process.
+func (s *Store) OnCommit(f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onCommit = append(s.onCommit, f)
+}
+
+// Tx is a write transaction.
+type Tx struct {
+	Queries
+	tx      bun.Tx
+	last    int64
+	changed map[string]bool
+}
+
+// NotifyChannel is the PostgreSQL channel on which writes announce changes.
+const NotifyChannel = "hostmint_changes"
+
+// Changed appends a row to the change feed for kind/ref, once per
+// transaction and object.
+func (t *Tx) Changed(ctx context.Context, kind, ref string) error {
+	key := kind + "\x00" + ref
+	if t.changed[key] {
+		return nil
+	}
+	c := &Change{Kind: kind, Ref: ref, CreatedAt: time.Now().UnixMilli()}
+	if _, err := t.tx.NewInsert().Model(c).Returning("id").Exec(ctx); err != nil {
+		return mapErr(err)
+	}
+	if t.changed == nil {
+		t.changed = map[string]bool{}
+	}
+	t.changed[key] = true
+	t.last = max(t.last, c.ID)
+	return nil
+}
+
+// Write runs fn in one transaction and commits it if fn returns nil. It
+// returns the id of the last change row the transaction appended (0 if none),
+// so the caller can wait until its node serves the change.
+func (s *Store) Write(ctx context.Context, fn func(ctx context.Context, tx *Tx) error) (int64, error) {
+	var last int64
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, btx bun.Tx) error {
+		t := &Tx{Queries: Queries{db: btx, dialect: s.dialect}, tx: btx}
+		if err := fn(ctx, t); err != nil {
+			return err
+		}
+		if t.last > 0 && s.dialect == Postgres {
+			// Delivered on commit, to every node that listens.
+			if _, err := btx.ExecContext(ctx, "SELECT pg_notify(?, ?)", NotifyChannel, fmt.Sprint(t.last)); err != nil {
+				return err
+			}
+		}
+		last = t.last
+		return nil
+	})
+	if err != nil {
+		return 0, mapErr(err)
+	}
+	if last > 0 {
+		s.mu.Lock()
+		fs := s.onCommit
+		s.mu.Unlock()
+		for _, f := range fs {
+			f()
+		}
+	}
+	return last, nil
+}
+
+// Errors the store returns; everything else is unexpected.
+var (
+	ErrNotFound    = errors.New("storage: not found")
+	ErrConflict    = errors.New("storage: conflict with an existing row")
+	ErrUnavailable = errors.New("storage: database unavailable")
+)
+
+// mapErr turns driver errors into the store's errors, keeping the cause.
+func mapErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrNotFound), errors.Is(err, ErrConflict), errors.Is(err, ErrUnavailable):
+		return err
+	case errors.Is(err, sql.ErrNoRows):
+		return ErrNotFound
+	case isUnique(err):
+		return fmt.Errorf("%w: %v", ErrConflict, err)
+	case isUnavailable(err):
+		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	return err
+}
+
+func isUnique(err error) bool {
+	var pqErr *pq.Error
+	if errors.As(err, &pqErr) {
+		return pqErr.Code == "23505"
+	}
+	return strings.Contains(err.Error(), "UNIQUE constraint failed")
+}
+
+// isUnavailable reports errors that say the database cannot be reached or
+// has gone away, as opposed to errors in what was asked of it.
+func isUnavailable(err error) bool {
+	var pqErr *pq.Error
+	if errors.As(err, &pqErr) {
+		c := string(pqErr.Code)
+		return strings.HasPrefix(c, "08") || c == "57P01" || c == "57P02" || c == "57P03" || c == "53300"
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, sql.ErrConnDone) {
+		return true
+	}
+	msg := err.Error()
+	for _, s := range []string{"connection refused", "broken pipe", "connection reset", "bad connection",
+		"driver: bad connection", "EOF", "no such host", "i/o timeout", "database is locked", "SQLITE_BUSY"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
