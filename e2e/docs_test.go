@@ -1,0 +1,61 @@
+package e2e
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// /openapi.json and /llms-full.txt describe every endpoint that exists.
+func TestDocuments(t *testing.T) {
+	s := start(t, options{})
+	r := s.must(200, "GET", "/openapi.json", "", nil)
+	var doc struct {
+		OpenAPI string `json:"openapi"`
+		Info    struct{ Version string }
+		Paths   map[string]map[string]struct {
+			Responses map[string]any
+		}
+		Components struct{ Schemas map[string]any }
+	}
+	if err := json.Unmarshal(r.raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.OpenAPI != "3.1.0" || doc.Info.Version != "1.0.0" {
+		t.Fatalf("openapi %q version %q", doc.OpenAPI, doc.Info.Version)
+	}
+	endpoints := []string{
+		"POST /api/v1/hostnames", "GET /api/v1/hostnames", "GET /api/v1/hostnames/{id}",
+		"PUT /api/v1/hostnames/{id}", "POST /api/v1/hostnames/{id}/renew", "DELETE /api/v1/hostnames/{id}",
+		"GET /api/health", "POST /api/admin/accounts", "GET /api/admin/accounts/{id}", "PATCH /api/admin/accounts/{id}",
+		"POST /api/admin/accounts/{id}/keys", "GET /api/admin/accounts/{id}/keys", "DELETE /api/admin/keys/{key_id}",
+		"POST /api/admin/domains", "GET /api/admin/domains", "PATCH /api/admin/domains/{id}",
+	}
+	llms := string(s.must(200, "GET", "/llms-full.txt", "", nil).raw)
+	for _, e := range endpoints {
+		method, path, _ := strings.Cut(e, " ")
+		op, ok := doc.Paths[path][strings.ToLower(method)]
+		if !ok {
+			t.Errorf("openapi.json lacks %s", e)
+			continue
+		}
+		if len(op.Responses) < 2 && path != "/api/health" {
+			t.Errorf("%s documents no error responses", e)
+		}
+		if !strings.Contains(llms, "### "+e+"\n") {
+			t.Errorf("llms-full.txt lacks %s", e)
+		}
+		// The endpoint really exists: it does not answer 404 "no such endpoint".
+		if rr := s.do(method, strings.NewReplacer("{id}", "x", "{key_id}", "x").Replace(path), "", nil); strings.Contains(rr.str("error"), "no such endpoint") {
+			t.Errorf("%s is documented but not served", e)
+		}
+	}
+	for _, name := range []string{"Hostname", "HostnameList", "Error", "CreateHostname", "UpdateHostname", "Released"} {
+		if doc.Components.Schemas[name] == nil {
+			t.Errorf("schema %s missing", name)
+		}
+		if !strings.Contains(llms, "### "+name+"\n") {
+			t.Errorf("llms-full.txt lacks schema %s", name)
+		}
+	}
+}
