@@ -60,7 +60,7 @@ func (e *host) ttl(max uint32, now time.Time) (ttl uint32, live bool) {
 	if left <= 0 {
 		return 0, false
 	}
-	return min(max, uint32((left+999)/1000)), true
+	return uint32(min(int64(max), (left+999)/1000)), true
 }
 
 func (h *Hostname) apex(m *dns.Msg, z *zone, owner string, qtype uint16) {

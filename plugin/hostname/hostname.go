@@ -23,6 +23,16 @@ type Hostname struct {
 	rt     *runtime                // set in OnStartup
 }
 
+// configured reports whether qname is under a domain of the Corefile.
+func (h *Hostname) configured(qname string) bool {
+	for _, d := range h.cfg.domains {
+		if dns.IsSubDomain(d+".", qname) {
+			return true
+		}
+	}
+	return false
+}
+
 // Name implements plugin.Handler.
 func (h *Hostname) Name() string { return "hostname" }
 
@@ -31,6 +41,11 @@ func (h *Hostname) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Ms
 	state := request.Request{W: w, Req: r}
 	qname := state.Name()
 	z := h.index.zoneOf(qname)
+	if z == nil && !h.index.Loaded() && h.configured(qname) {
+		// Ours, but the zone set is not loaded yet: a refusal would mark us lame.
+		answersTotal.WithLabelValues("SERVFAIL").Inc()
+		return dns.RcodeServerFailure, nil
+	}
 	if z == nil {
 		if h.Next != nil {
 			return plugin.NextOrFailure(h.Name(), h.Next, ctx, w, r)

@@ -111,10 +111,13 @@ func newHostname(cfg *config) *Hostname {
 	return h
 }
 
-// parse reads every hostname block of c; the last one wins (one per server block).
+// parse reads the hostname block of c (one per server block).
 func parse(c *caddy.Controller) (*config, error) {
 	cfg := defaults()
-	for c.Next() {
+	for i := 0; c.Next(); i++ {
+		if i > 0 {
+			return nil, plugin.ErrOnce
+		}
 		if len(c.RemainingArgs()) > 0 {
 			return nil, c.ArgErr()
 		}
@@ -204,14 +207,11 @@ func parseOption(c *caddy.Controller, cfg *config) error {
 		}
 		ns := nameserver{name: dns.Fqdn(name)}
 		if len(args) == 2 {
-			host, port, err := net.SplitHostPort(args[1])
+			addr, err := hostPort(args[1])
 			if err != nil {
-				host, port = args[1], "53"
+				return fmt.Errorf("nameserver %s: %w", args[0], err)
 			}
-			if _, err := netip.ParseAddr(host); err != nil {
-				return fmt.Errorf("nameserver %s: %q is not IP[:PORT]", args[0], args[1])
-			}
-			ns.addr = net.JoinHostPort(host, port)
+			ns.addr = addr
 		}
 		cfg.nameservers = append(cfg.nameservers, ns)
 	case "idle_expiry":
@@ -256,7 +256,7 @@ func parseOption(c *caddy.Controller, cfg *config) error {
 		if args[0] != "letsencrypt" && args[0] != "google" {
 			return fmt.Errorf("acme_ca: name must be letsencrypt or google, got %q", args[0])
 		}
-		if u, err := url.Parse(args[1]); err != nil || u.Scheme != "https" && u.Scheme != "http" {
+		if u, err := url.Parse(args[1]); err != nil || u.Scheme != "https" && u.Scheme != "http" || u.Host == "" {
 			return fmt.Errorf("acme_ca %s: %q is not a directory URL", args[0], args[1])
 		}
 		ca := acmeCA{directory: args[1]}
@@ -279,20 +279,39 @@ func parseOption(c *caddy.Controller, cfg *config) error {
 			return err
 		}
 		for _, a := range args {
-			if _, _, err := net.SplitHostPort(a); err != nil {
-				a = net.JoinHostPort(a, "53")
+			addr, err := hostPort(a)
+			if err != nil {
+				return fmt.Errorf("resolver: %w", err)
 			}
-			cfg.resolvers = append(cfg.resolvers, a)
+			cfg.resolvers = append(cfg.resolvers, addr)
 		}
 	case "ct_log":
 		if err := need(1, 1); err != nil {
 			return err
+		}
+		if u, err := url.Parse(args[0]); err != nil || u.Scheme != "https" && u.Scheme != "http" || u.Host == "" {
+			return fmt.Errorf("ct_log: %q is not an http(s) URL", args[0])
 		}
 		cfg.ctLog = args[0]
 	default:
 		return c.Errf("unknown property %q", opt)
 	}
 	return nil
+}
+
+// hostPort reads IP[:PORT] (port 53 when absent) as HOST:PORT.
+func hostPort(s string) (string, error) {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		host, port = s, "53"
+	}
+	if _, err := netip.ParseAddr(host); err != nil {
+		return "", fmt.Errorf("%q is not IP[:PORT]", s)
+	}
+	if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
+		return "", fmt.Errorf("%q has no valid port", s)
+	}
+	return net.JoinHostPort(host, port), nil
 }
 
 func duration(args []string, need func(int, int) error) (time.Duration, error) {
@@ -353,6 +372,11 @@ func (h *Hostname) start() error {
 	}
 	h.index = b.index
 	h.rt = &runtime{backend: b, api: api}
+	for _, ns := range cfg.nameservers {
+		if len(h.static[ns.name]) == 0 && h.configured(ns.name) {
+			log.Warningf("nameserver %s is inside a served domain but has no address: give it one (nameserver NAME ADDR) or it is lame", ns.name)
+		}
+	}
 	log.Infof("serving %d domain(s) from %s storage, API on %s (profile %d)", len(cfg.domains), cfg.dialect, cfg.api, cfg.profile)
 	return nil
 }

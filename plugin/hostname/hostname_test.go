@@ -1,0 +1,597 @@
+package hostname
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/coredns/caddy"
+	"github.com/coredns/coredns/plugin/pkg/dnstest"
+	"github.com/coredns/coredns/plugin/test"
+	"github.com/miekg/dns"
+)
+
+const testSerial = 2026
+
+// newTestHostname is a handler for the Corefile block body, with an index
+// that holds zones and is loaded, without a store behind it.
+func newTestHostname(tb testing.TB, body string, zones ...string) *Hostname {
+	tb.Helper()
+	cfg, err := parse(caddy.NewTestController("dns", block(body)))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	h := newHostname(cfg)
+	zs := zoneSet{}
+	for i, z := range zones {
+		zs[z] = &zone{name: z, id: fmt.Sprintf("dom_%d", i)}
+	}
+	h.index.zones.Store(&zs)
+	h.index.serial.Store(testSerial)
+	h.index.loaded.Store(true)
+	return h
+}
+
+// addHost puts name (lowercase FQDN) in h's index; expires is Unix ms, 0 for never.
+func addHost(h *Hostname, name, ip string, expires int64) {
+	h.index.put(h.index.hosts.Load(), name, &host{id: "hn_" + name, addr: netip.MustParseAddr(ip), expires: expires})
+}
+
+// fixture is example.org. and example.net., served by ns1.example.org
+// (192.0.2.53), ns2.example.net (no address) and ns3.example.org (2001:db8::53).
+func fixture(tb testing.TB) *Hostname {
+	tb.Helper()
+	h := newTestHostname(tb,
+		"nameserver ns1.example.org 192.0.2.53:53\n"+
+			"nameserver ns2.example.net\n"+
+			"nameserver ns3.example.org 2001:db8::53\n",
+		"example.org.", "example.net.")
+	now := time.Now()
+	addHost(h, "abc.example.org.", "192.0.2.10", now.Add(10*365*24*time.Hour).UnixMilli())
+	addHost(h, "v6.example.org.", "2001:db8::10", 0)
+	addHost(h, "old.example.org.", "192.0.2.11", now.Add(-time.Minute).UnixMilli())
+	addHost(h, "web.example.net.", "192.0.2.20", 0)
+	return h
+}
+
+// Negative answers carry the zone's SOA with TTL min(SOA TTL, minimum) = 60.
+var (
+	orgSOA = test.SOA("example.org.	60	IN	SOA	ns1.example.org. hostmaster.example.org. 2026 3600 600 1209600 60")
+	netSOA = test.SOA("example.net.	60	IN	SOA	ns1.example.org. hostmaster.example.net. 2026 3600 600 1209600 60")
+	orgNS  = []dns.RR{
+		test.NS("example.org.	3600	IN	NS	ns1.example.org."),
+		test.NS("example.org.	3600	IN	NS	ns2.example.net."),
+		test.NS("example.org.	3600	IN	NS	ns3.example.org."),
+	}
+	glue = []dns.RR{
+		test.A("ns1.example.org.	3600	IN	A	192.0.2.53"),
+		test.AAAA("ns3.example.org.	3600	IN	AAAA	2001:db8::53"),
+	}
+)
+
+var dnsTestCases = []test.Case{
+	// Hostnames.
+	{
+		Qname: "abc.example.org.", Qtype: dns.TypeA,
+		Answer: []dns.RR{test.A("abc.example.org.	60	IN	A	192.0.2.10")},
+	},
+	{
+		Qname: "abc.example.org.", Qtype: dns.TypeAAAA,
+		Ns: []dns.RR{orgSOA},
+	},
+	{
+		Qname: "abc.example.org.", Qtype: dns.TypeANY,
+		Answer: []dns.RR{test.A("abc.example.org.	60	IN	A	192.0.2.10")},
+	},
+	{
+		Qname: "abc.example.org.", Qtype: dns.TypeMX,
+		Ns: []dns.RR{orgSOA},
+	},
+	{
+		Qname: "abc.example.org.", Qtype: dns.TypeTXT,
+		Ns: []dns.RR{orgSOA},
+	},
+	{
+		Qname: "v6.example.org.", Qtype: dns.TypeAAAA,
+		Answer: []dns.RR{test.AAAA("v6.example.org.	60	IN	AAAA	2001:db8::10")},
+	},
+	{
+		Qname: "v6.example.org.", Qtype: dns.TypeA,
+		Ns: []dns.RR{orgSOA},
+	},
+	{
+		Qname: "web.example.net.", Qtype: dns.TypeA,
+		Answer: []dns.RR{test.A("web.example.net.	60	IN	A	192.0.2.20")},
+	},
+	// Owner names in the client's case.
+	{
+		Qname: "AbC.Example.ORG.", Qtype: dns.TypeA,
+		Answer: []dns.RR{test.A("AbC.Example.ORG.	60	IN	A	192.0.2.10")},
+	},
+	{
+		Qname: "V6.EXAMPLE.ORG.", Qtype: dns.TypeAAAA,
+		Answer: []dns.RR{test.AAAA("V6.EXAMPLE.ORG.	60	IN	AAAA	2001:db8::10")},
+	},
+	// Names that do not exist.
+	{
+		Qname: "old.example.org.", Qtype: dns.TypeA, Rcode: dns.RcodeNameError,
+		Ns: []dns.RR{orgSOA},
+	},
+	{
+		Qname: "nope.example.org.", Qtype: dns.TypeA, Rcode: dns.RcodeNameError,
+		Ns: []dns.RR{orgSOA},
+	},
+	{
+		Qname: "nope.example.net.", Qtype: dns.TypeAAAA, Rcode: dns.RcodeNameError,
+		Ns: []dns.RR{netSOA},
+	},
+	{
+		Qname: "x.abc.example.org.", Qtype: dns.TypeA, Rcode: dns.RcodeNameError,
+		Ns: []dns.RR{orgSOA},
+	},
+	{
+		Qname: "_acme-challenge.abc.example.org.", Qtype: dns.TypeTXT, Rcode: dns.RcodeNameError,
+		Ns: []dns.RR{orgSOA},
+	},
+	// The apex.
+	{
+		Qname: "example.org.", Qtype: dns.TypeSOA,
+		Answer: []dns.RR{test.SOA("example.org.	3600	IN	SOA	ns1.example.org. hostmaster.example.org. 2026 3600 600 1209600 60")},
+	},
+	{
+		Qname: "Example.ORG.", Qtype: dns.TypeSOA,
+		Answer: []dns.RR{test.SOA("Example.ORG.	3600	IN	SOA	ns1.example.org. hostmaster.example.org. 2026 3600 600 1209600 60")},
+	},
+	{
+		Qname: "example.org.", Qtype: dns.TypeNS,
+		Answer: orgNS,
+		Extra:  glue, // ns1 and ns3 are in our zones and have addresses; ns2 has none.
+	},
+	{
+		Qname: "example.net.", Qtype: dns.TypeNS,
+		Answer: []dns.RR{
+			test.NS("example.net.	3600	IN	NS	ns1.example.org."),
+			test.NS("example.net.	3600	IN	NS	ns2.example.net."),
+			test.NS("example.net.	3600	IN	NS	ns3.example.org."),
+		},
+		Extra: glue,
+	},
+	{
+		Qname: "example.org.", Qtype: dns.TypeA,
+		Ns: []dns.RR{orgSOA},
+	},
+	{
+		Qname: "example.org.", Qtype: dns.TypeAAAA,
+		Ns: []dns.RR{orgSOA},
+	},
+	{
+		Qname: "example.org.", Qtype: dns.TypeANY,
+		Answer: append(append([]dns.RR{}, orgNS...),
+			test.SOA("example.org.	3600	IN	SOA	ns1.example.org. hostmaster.example.org. 2026 3600 600 1209600 60")),
+	},
+	// The nameservers' own names.
+	{
+		Qname: "ns1.example.org.", Qtype: dns.TypeA,
+		Answer: []dns.RR{test.A("ns1.example.org.	3600	IN	A	192.0.2.53")},
+	},
+	{
+		Qname: "NS1.example.org.", Qtype: dns.TypeA,
+		Answer: []dns.RR{test.A("NS1.example.org.	3600	IN	A	192.0.2.53")},
+	},
+	{
+		Qname: "ns1.example.org.", Qtype: dns.TypeAAAA,
+		Ns: []dns.RR{orgSOA},
+	},
+	{
+		Qname: "ns3.example.org.", Qtype: dns.TypeAAAA,
+		Answer: []dns.RR{test.AAAA("ns3.example.org.	3600	IN	AAAA	2001:db8::53")},
+	},
+	{
+		Qname: "ns3.example.org.", Qtype: dns.TypeA,
+		Ns: []dns.RR{orgSOA},
+	},
+}
+
+func TestServeDNS(t *testing.T) {
+	t.Parallel()
+	h := fixture(t)
+	ctx := context.TODO()
+
+	for _, tc := range dnsTestCases {
+		t.Run(dns.TypeToString[tc.Qtype]+" "+tc.Qname, func(t *testing.T) {
+			rec := dnstest.NewRecorder(&test.ResponseWriter{})
+			rcode, err := h.ServeDNS(ctx, rec, tc.Msg())
+			if err != nil || rcode != dns.RcodeSuccess {
+				t.Fatalf("ServeDNS = %d, %v; want %d (written), nil", rcode, err, dns.RcodeSuccess)
+			}
+			resp := rec.Msg
+			if resp == nil {
+				t.Fatal("nothing was written")
+			}
+			if !resp.Authoritative {
+				t.Error("AA bit not set")
+			}
+			if resp.Truncated {
+				t.Error("TC bit set")
+			}
+			if err := test.SortAndCheck(resp, tc); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// test.Section compares only the MNAME of an SOA; negative caching and
+// zone transfers depend on the rest.
+func TestServeDNSSOAFields(t *testing.T) {
+	t.Parallel()
+	h := fixture(t)
+	for _, tc := range []struct {
+		qname string
+		qtype uint16
+		sect  func(*dns.Msg) []dns.RR
+		want  string
+	}{
+		{"example.org.", dns.TypeSOA, func(m *dns.Msg) []dns.RR { return m.Answer },
+			"example.org.\t3600\tIN\tSOA\tns1.example.org. hostmaster.example.org. 2026 3600 600 1209600 60"},
+		{"nope.example.net.", dns.TypeA, func(m *dns.Msg) []dns.RR { return m.Ns },
+			"example.net.\t60\tIN\tSOA\tns1.example.org. hostmaster.example.net. 2026 3600 600 1209600 60"},
+		{"abc.example.org.", dns.TypeAAAA, func(m *dns.Msg) []dns.RR { return m.Ns },
+			"example.org.\t60\tIN\tSOA\tns1.example.org. hostmaster.example.org. 2026 3600 600 1209600 60"},
+	} {
+		m := new(dns.Msg)
+		m.SetQuestion(tc.qname, tc.qtype)
+		rec := dnstest.NewRecorder(&test.ResponseWriter{})
+		h.ServeDNS(context.TODO(), rec, m)
+		rrs := tc.sect(rec.Msg)
+		if len(rrs) != 1 || rrs[0].String() != tc.want {
+			t.Errorf("%s %s: got %v, want [%s]", dns.TypeToString[tc.qtype], tc.qname, rrs, tc.want)
+		}
+	}
+}
+
+func TestServeDNSTTLCappedAtExpiry(t *testing.T) {
+	t.Parallel()
+	h := fixture(t)
+	addHost(h, "soon.example.org.", "192.0.2.12", time.Now().Add(10*time.Second).UnixMilli())
+
+	m := new(dns.Msg)
+	m.SetQuestion("soon.example.org.", dns.TypeA)
+	rec := dnstest.NewRecorder(&test.ResponseWriter{})
+	h.ServeDNS(context.TODO(), rec, m)
+	if rec.Msg == nil || len(rec.Msg.Answer) != 1 {
+		t.Fatalf("want one A record, got %v", rec.Msg)
+	}
+	if ttl := rec.Msg.Answer[0].Header().Ttl; ttl < 1 || ttl > 10 {
+		t.Errorf("TTL = %d, want 1..10 (the seconds left before the name expires)", ttl)
+	}
+}
+
+func TestHostTTL(t *testing.T) {
+	t.Parallel()
+	now := time.UnixMilli(1_800_000_000_000)
+	ms := now.UnixMilli()
+	tests := []struct {
+		expires int64
+		ttl     uint32
+		live    bool
+	}{
+		{0, 60, true},
+		{ms + 3_600_000, 60, true},
+		{ms + 60_000, 60, true},
+		{ms + 59_001, 60, true}, // rounded up: never 0 while live
+		{ms + 59_000, 59, true},
+		{ms + 10_000, 10, true},
+		{ms + 1, 1, true},
+		{ms, 0, false},
+		{ms - 1, 0, false},
+	}
+	for _, tc := range tests {
+		e := &host{expires: tc.expires}
+		ttl, live := e.ttl(60, now)
+		if ttl != tc.ttl || live != tc.live {
+			t.Errorf("expires %+d ms: ttl, live = %d, %t; want %d, %t", tc.expires-ms, ttl, live, tc.ttl, tc.live)
+		}
+	}
+}
+
+func TestServeDNSAddressTTL(t *testing.T) {
+	t.Parallel()
+	h := newTestHostname(t, "nameserver ns1.example.org 192.0.2.53\naddress_ttl 300\n", "example.org.")
+	addHost(h, "abc.example.org.", "192.0.2.10", 0)
+	addHost(h, "soon.example.org.", "192.0.2.12", time.Now().Add(time.Hour).UnixMilli())
+
+	for _, name := range []string{"abc.example.org.", "soon.example.org."} {
+		m := new(dns.Msg)
+		m.SetQuestion(name, dns.TypeA)
+		rec := dnstest.NewRecorder(&test.ResponseWriter{})
+		h.ServeDNS(context.TODO(), rec, m)
+		if len(rec.Msg.Answer) != 1 || rec.Msg.Answer[0].Header().Ttl != 300 {
+			t.Errorf("%s: answer %v, want one record with TTL 300", name, rec.Msg.Answer)
+		}
+	}
+}
+
+// Glue is only for nameserver names inside our zones; an out-of-zone
+// nameserver's address is not ours to vouch for.
+func TestServeDNSGlueInZoneOnly(t *testing.T) {
+	t.Parallel()
+	h := newTestHostname(t, "nameserver ns1.example.org 192.0.2.53\nnameserver ns2.example.com 198.51.100.53\n", "example.org.")
+	tc := test.Case{
+		Qname: "example.org.", Qtype: dns.TypeNS,
+		Answer: []dns.RR{
+			test.NS("example.org.	3600	IN	NS	ns1.example.org."),
+			test.NS("example.org.	3600	IN	NS	ns2.example.com."),
+		},
+		Extra: []dns.RR{test.A("ns1.example.org.	3600	IN	A	192.0.2.53")},
+	}
+	rec := dnstest.NewRecorder(&test.ResponseWriter{})
+	h.ServeDNS(context.TODO(), rec, tc.Msg())
+	if err := test.SortAndCheck(rec.Msg, tc); err != nil {
+		t.Error(err)
+	}
+
+	m := new(dns.Msg)
+	m.SetQuestion("ns2.example.com.", dns.TypeA)
+	if rcode, _ := h.ServeDNS(context.TODO(), dnstest.NewRecorder(&test.ResponseWriter{}), m); rcode != dns.RcodeRefused {
+		t.Errorf("ns2.example.com. A: rcode %d, want REFUSED (not in our zones)", rcode)
+	}
+}
+
+// A nameserver name below the apex makes its parent an empty non-terminal.
+func TestServeDNSEmptyNonTerminal(t *testing.T) {
+	t.Parallel()
+	h := newTestHostname(t, "nameserver ns1.dns.example.org 192.0.2.53\n", "example.org.")
+	soa := test.SOA("example.org.	60	IN	SOA	ns1.dns.example.org. hostmaster.example.org. 2026 3600 600 1209600 60")
+	for _, tc := range []test.Case{
+		{Qname: "ns1.dns.example.org.", Qtype: dns.TypeA, Answer: []dns.RR{test.A("ns1.dns.example.org.	3600	IN	A	192.0.2.53")}},
+		{Qname: "dns.example.org.", Qtype: dns.TypeA, Ns: []dns.RR{soa}},
+		{Qname: "DNS.example.org.", Qtype: dns.TypeAAAA, Ns: []dns.RR{soa}},
+		{Qname: "ns2.dns.example.org.", Qtype: dns.TypeA, Rcode: dns.RcodeNameError, Ns: []dns.RR{soa}},
+		{Qname: "ns.example.org.", Qtype: dns.TypeA, Rcode: dns.RcodeNameError, Ns: []dns.RR{soa}},
+		{Qname: "s.example.org.", Qtype: dns.TypeA, Rcode: dns.RcodeNameError, Ns: []dns.RR{soa}},
+	} {
+		rec := dnstest.NewRecorder(&test.ResponseWriter{})
+		h.ServeDNS(context.TODO(), rec, tc.Msg())
+		if err := test.SortAndCheck(rec.Msg, tc); err != nil {
+			t.Errorf("%s %s: %v", dns.TypeToString[tc.Qtype], tc.Qname, err)
+		}
+	}
+}
+
+// With a domain inside another, the most specific zone answers.
+func TestServeDNSNestedZones(t *testing.T) {
+	t.Parallel()
+	h := newTestHostname(t, "nameserver ns1.example.org 192.0.2.53\n", "example.org.", "dyn.example.org.")
+	addHost(h, "a.dyn.example.org.", "192.0.2.30", 0)
+	for _, tc := range []test.Case{
+		{Qname: "a.dyn.example.org.", Qtype: dns.TypeA, Answer: []dns.RR{test.A("a.dyn.example.org.	60	IN	A	192.0.2.30")}},
+		{Qname: "b.dyn.example.org.", Qtype: dns.TypeA, Rcode: dns.RcodeNameError, Ns: []dns.RR{
+			test.SOA("dyn.example.org.	60	IN	SOA	ns1.example.org. hostmaster.dyn.example.org. 2026 3600 600 1209600 60"),
+		}},
+		{Qname: "dyn.example.org.", Qtype: dns.TypeSOA, Answer: []dns.RR{
+			test.SOA("dyn.example.org.	3600	IN	SOA	ns1.example.org. hostmaster.dyn.example.org. 2026 3600 600 1209600 60"),
+		}},
+	} {
+		rec := dnstest.NewRecorder(&test.ResponseWriter{})
+		h.ServeDNS(context.TODO(), rec, tc.Msg())
+		if err := test.SortAndCheck(rec.Msg, tc); err != nil {
+			t.Errorf("%s %s: %v", dns.TypeToString[tc.Qtype], tc.Qname, err)
+		}
+	}
+}
+
+func TestServeDNSOutsideZones(t *testing.T) {
+	t.Parallel()
+	h := fixture(t)
+	for _, qname := range []string{"example.com.", "www.example.com.", "org.", ".", "example.org.example.com."} {
+		m := new(dns.Msg)
+		m.SetQuestion(qname, dns.TypeA)
+
+		// Without a next plugin: REFUSED, left for the server to write.
+		rec := dnstest.NewRecorder(&test.ResponseWriter{})
+		rcode, err := h.ServeDNS(context.TODO(), rec, m)
+		if rcode != dns.RcodeRefused || err != nil {
+			t.Errorf("%s: ServeDNS = %d, %v; want REFUSED, nil", qname, rcode, err)
+		}
+		if rec.Msg != nil {
+			t.Errorf("%s: wrote %v, want nothing written", qname, rec.Msg)
+		}
+	}
+}
+
+func TestServeDNSNext(t *testing.T) {
+	t.Parallel()
+	h := fixture(t)
+	var called []string
+	h.Next = test.HandlerFunc(func(_ context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
+		called = append(called, r.Question[0].Name)
+		m := new(dns.Msg)
+		m.SetReply(r)
+		m.Answer = []dns.RR{test.A(r.Question[0].Name + "	300	IN	A	198.51.100.1")}
+		w.WriteMsg(m)
+		return dns.RcodeSuccess, nil
+	})
+
+	// Outside our zones: next answers.
+	m := new(dns.Msg)
+	m.SetQuestion("www.example.com.", dns.TypeA)
+	rec := dnstest.NewRecorder(&test.ResponseWriter{})
+	rcode, err := h.ServeDNS(context.TODO(), rec, m)
+	if rcode != dns.RcodeSuccess || err != nil {
+		t.Errorf("ServeDNS = %d, %v; want the next plugin's 0, nil", rcode, err)
+	}
+	if len(called) != 1 || rec.Msg == nil || rec.Msg.Authoritative || len(rec.Msg.Answer) != 1 {
+		t.Errorf("next plugin not used: called %v, reply %v", called, rec.Msg)
+	}
+
+	// Inside our zones, even a miss: we answer, next is not asked.
+	called = nil
+	for _, qname := range []string{"abc.example.org.", "nope.example.org.", "example.net."} {
+		m := new(dns.Msg)
+		m.SetQuestion(qname, dns.TypeA)
+		rec := dnstest.NewRecorder(&test.ResponseWriter{})
+		h.ServeDNS(context.TODO(), rec, m)
+		if rec.Msg == nil || !rec.Msg.Authoritative {
+			t.Errorf("%s: reply %v, want ours (authoritative)", qname, rec.Msg)
+		}
+	}
+	if len(called) != 0 {
+		t.Errorf("next plugin asked for %v, names in our zones", called)
+	}
+}
+
+func TestServeDNSNotLoaded(t *testing.T) {
+	t.Parallel()
+	h := fixture(t)
+	h.index.loaded.Store(false)
+	if h.Ready() {
+		t.Error("Ready() = true before the index is loaded")
+	}
+	m := new(dns.Msg)
+	m.SetQuestion("abc.example.org.", dns.TypeA)
+	rec := dnstest.NewRecorder(&test.ResponseWriter{})
+	rcode, err := h.ServeDNS(context.TODO(), rec, m)
+	if rcode != dns.RcodeServerFailure || err != nil {
+		t.Errorf("ServeDNS = %d, %v; want SERVFAIL, nil", rcode, err)
+	}
+	if rec.Msg != nil {
+		t.Errorf("wrote %v, want nothing written", rec.Msg)
+	}
+
+	h.index.loaded.Store(true)
+	if !h.Ready() {
+		t.Error("Ready() = false once the index is loaded")
+	}
+}
+
+func TestServeDNSEdns0(t *testing.T) {
+	t.Parallel()
+	h := fixture(t)
+	for _, tc := range []struct {
+		test.Case
+		size uint16
+	}{
+		{test.Case{
+			Qname: "abc.example.org.", Qtype: dns.TypeA,
+			Answer: []dns.RR{test.A("abc.example.org.	60	IN	A	192.0.2.10")},
+			Extra:  []dns.RR{test.OPT(4096, false)},
+		}, 4096},
+		{test.Case{
+			Qname: "nope.example.org.", Qtype: dns.TypeA, Rcode: dns.RcodeNameError,
+			Ns:    []dns.RR{orgSOA},
+			Extra: []dns.RR{test.OPT(1232, false)},
+		}, 1232},
+		{test.Case{
+			Qname: "abc.example.org.", Qtype: dns.TypeA, Do: true,
+			Answer: []dns.RR{test.A("abc.example.org.	60	IN	A	192.0.2.10")},
+			Extra:  []dns.RR{test.OPT(4096, true)},
+		}, 4096},
+	} {
+		m := tc.Msg()
+		if !tc.Do {
+			m.SetEdns0(tc.size, false)
+		}
+		rec := dnstest.NewRecorder(&test.ResponseWriter{})
+		h.ServeDNS(context.TODO(), rec, m)
+		if err := test.SortAndCheck(rec.Msg, tc.Case); err != nil {
+			t.Errorf("%s (EDNS0 %d, DO %t): %v", tc.Qname, tc.size, tc.Do, err)
+		}
+	}
+
+	// Without OPT in the query there is none in the reply.
+	m := new(dns.Msg)
+	m.SetQuestion("abc.example.org.", dns.TypeA)
+	rec := dnstest.NewRecorder(&test.ResponseWriter{})
+	h.ServeDNS(context.TODO(), rec, m)
+	if rec.Msg.IsEdns0() != nil {
+		t.Error("OPT in the reply to a query without one")
+	}
+}
+
+// Twenty nameservers with addresses make the apex NS answer with its glue
+// (about 730 bytes compressed) too big for a 512-byte UDP reply.
+func TestServeDNSTruncation(t *testing.T) {
+	t.Parallel()
+	const n = 20
+	body := ""
+	for i := range n {
+		body += fmt.Sprintf("nameserver ns%02d.example.org 192.0.2.%d\n", i, i+1)
+	}
+	h := newTestHostname(t, body, "example.org.")
+
+	for _, tc := range []struct {
+		name      string
+		tcp       bool
+		edns      uint16
+		truncated bool
+		max       int
+	}{
+		{"udp", false, 0, true, dns.MinMsgSize},
+		{"udp edns 1232", false, 1232, false, 1232},
+		{"udp edns 4096", false, 4096, false, 4096},
+		{"tcp", true, 0, false, dns.MaxMsgSize},
+	} {
+		m := new(dns.Msg)
+		m.SetQuestion("example.org.", dns.TypeNS)
+		if tc.edns != 0 {
+			m.SetEdns0(tc.edns, false)
+		}
+		rec := dnstest.NewRecorder(&test.ResponseWriter{TCP: tc.tcp})
+		h.ServeDNS(context.TODO(), rec, m)
+		resp := rec.Msg
+		if resp.Truncated != tc.truncated {
+			t.Errorf("%s: TC = %t, want %t", tc.name, resp.Truncated, tc.truncated)
+		}
+		buf, err := resp.Pack()
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if len(buf) > tc.max {
+			t.Errorf("%s: reply is %d bytes, more than %d", tc.name, len(buf), tc.max)
+		}
+		if !tc.truncated && (len(resp.Answer) != n || len(resp.Extra) < n) {
+			t.Errorf("%s: %d NS, %d additional; want %d NS and %d glue", tc.name, len(resp.Answer), len(resp.Extra), n, n)
+		}
+		if tc.edns != 0 && resp.IsEdns0() == nil {
+			t.Errorf("%s: no OPT in the reply", tc.name)
+		}
+	}
+}
+
+func BenchmarkServeDNS(b *testing.B) {
+	h := newTestHostname(b, "nameserver ns1.example.org 192.0.2.53\nnameserver ns2.example.net\n", "example.org.", "example.net.")
+	const n = 100_000
+	far := time.Now().Add(24 * time.Hour).UnixMilli()
+	for i := range n {
+		ip := netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)})
+		var exp int64
+		if i%2 == 0 {
+			exp = far
+		}
+		h.index.put(h.index.hosts.Load(), fmt.Sprintf("h%06d.example.org.", i), &host{id: fmt.Sprint(i), addr: ip, expires: exp})
+	}
+
+	// 80% names that exist, 20% that do not.
+	rng := rand.New(rand.NewPCG(1, 2))
+	qs := make([]*dns.Msg, 4096)
+	for i := range qs {
+		m := new(dns.Msg)
+		if i%5 == 4 {
+			m.SetQuestion(fmt.Sprintf("m%06d.example.org.", rng.IntN(n)), dns.TypeA)
+		} else {
+			m.SetQuestion(fmt.Sprintf("h%06d.example.org.", rng.IntN(n)), dns.TypeA)
+		}
+		qs[i] = m
+	}
+	w := &test.ResponseWriter{}
+	ctx := context.Background()
+
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		h.ServeDNS(ctx, w, qs[i%len(qs)])
+	}
+}

@@ -1,0 +1,399 @@
+package hostname
+
+import (
+	"maps"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/coredns/caddy"
+	"github.com/coredns/coredns/core/dnsserver"
+	"github.com/hostmint/hostmint/hostnames"
+	"github.com/hostmint/hostmint/storage"
+)
+
+// minimal is the smallest valid block body: a nameserver is required.
+const minimal = "nameserver ns1.example.org 192.0.2.53\n"
+
+func block(body string) string { return "hostname {\n" + body + "}" }
+
+func TestParse(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		input     string
+		shouldErr bool
+		check     func(t *testing.T, cfg *config)
+	}{
+		// Defaults and the block itself.
+		{"defaults", block(minimal), false, func(t *testing.T, cfg *config) {
+			if cfg.profile != 1 {
+				t.Errorf("profile = %d, want 1", cfg.profile)
+			}
+			if cfg.dialect != storage.SQLite || cfg.dsn != "./data/hostmint.db" {
+				t.Errorf("storage = %s %s, want sqlite ./data/hostmint.db", cfg.dialect, cfg.dsn)
+			}
+			if cfg.api != "127.0.0.1:8080" {
+				t.Errorf("api = %q, want 127.0.0.1:8080", cfg.api)
+			}
+			if cfg.baseURL != "http://127.0.0.1:8080" {
+				t.Errorf("baseURL = %q, want http://127.0.0.1:8080", cfg.baseURL)
+			}
+			if cfg.adminTokenFile != "./data/admin.token" {
+				t.Errorf("adminTokenFile = %q, want ./data/admin.token", cfg.adminTokenFile)
+			}
+			if cfg.idleExpiry != 168*time.Hour {
+				t.Errorf("idleExpiry = %s, want 168h", cfg.idleExpiry)
+			}
+			if cfg.addressTTL != 60 {
+				t.Errorf("addressTTL = %d, want 60", cfg.addressTTL)
+			}
+			if cfg.feedPoll != time.Second {
+				t.Errorf("feedPoll = %s, want 1s", cfg.feedPoll)
+			}
+			if !maps.Equal(cfg.caps, hostnames.DefaultCaps) {
+				t.Errorf("caps = %v, want %v", cfg.caps, hostnames.DefaultCaps)
+			}
+			if len(cfg.domains) != 0 || len(cfg.resolvers) != 0 || len(cfg.acmeCAs) != 0 {
+				t.Errorf("domains, resolvers, acme CAs = %v %v %v, want none", cfg.domains, cfg.resolvers, cfg.acmeCAs)
+			}
+			if cfg.blockedLabels != "" || cfg.acmeEmail != "" || cfg.certKeyFile != "" || cfg.ctLog != "" {
+				t.Errorf("blocked_labels, acme_email, cert key, ct_log = %q %q %q %q, want empty",
+					cfg.blockedLabels, cfg.acmeEmail, cfg.certKeyFile, cfg.ctLog)
+			}
+		}},
+		{"no block", "hostname", true, nil},
+		{"empty block", block(""), true, nil},
+		{"no nameserver", block("domain example.org\n"), true, nil},
+		{"args on the hostname line", "hostname example.org {\n" + minimal + "}", true, nil},
+		{"unknown option", block(minimal + "fallthrough\n"), true, nil},
+
+		// profile
+		{"profile 2", block(minimal + "profile 2\n"), false, func(t *testing.T, cfg *config) {
+			if cfg.profile != 2 {
+				t.Errorf("profile = %d, want 2", cfg.profile)
+			}
+		}},
+		{"profile 1", block(minimal + "profile 1\n"), false, func(t *testing.T, cfg *config) {
+			if cfg.profile != 1 {
+				t.Errorf("profile = %d, want 1", cfg.profile)
+			}
+		}},
+		{"profile 3", block(minimal + "profile 3\n"), true, nil},
+		{"profile not a number", block(minimal + "profile two\n"), true, nil},
+		{"profile no arg", block(minimal + "profile\n"), true, nil},
+		{"profile two args", block(minimal + "profile 1 2\n"), true, nil},
+
+		// storage
+		{"storage sqlite", block(minimal + "storage sqlite /var/lib/hostmint/db.sqlite\n"), false, func(t *testing.T, cfg *config) {
+			if cfg.dialect != storage.SQLite || cfg.dsn != "/var/lib/hostmint/db.sqlite" {
+				t.Errorf("storage = %s %s", cfg.dialect, cfg.dsn)
+			}
+		}},
+		{"storage postgres", block(minimal + "storage postgres postgres://hostmint@127.0.0.1:5432/hostmint?sslmode=disable\n"), false, func(t *testing.T, cfg *config) {
+			if cfg.dialect != storage.Postgres || cfg.dsn != "postgres://hostmint@127.0.0.1:5432/hostmint?sslmode=disable" {
+				t.Errorf("storage = %s %s", cfg.dialect, cfg.dsn)
+			}
+		}},
+		{"storage unknown dialect", block(minimal + "storage mysql hostmint@tcp(127.0.0.1)/db\n"), true, nil},
+		{"storage no dsn", block(minimal + "storage sqlite\n"), true, nil},
+		{"storage three args", block(minimal + "storage sqlite a.db b.db\n"), true, nil},
+
+		// api and base_url
+		{"api sets derived base_url", block(minimal + "api 0.0.0.0:9090\n"), false, func(t *testing.T, cfg *config) {
+			if cfg.api != "0.0.0.0:9090" || cfg.baseURL != "http://0.0.0.0:9090" {
+				t.Errorf("api, baseURL = %q %q", cfg.api, cfg.baseURL)
+			}
+		}},
+		{"api ipv6", block(minimal + "api [::1]:8080\n"), false, func(t *testing.T, cfg *config) {
+			if cfg.api != "[::1]:8080" {
+				t.Errorf("api = %q", cfg.api)
+			}
+		}},
+		{"api without port", block(minimal + "api 127.0.0.1\n"), true, nil},
+		{"api no arg", block(minimal + "api\n"), true, nil},
+		{"base_url overrides api and loses its trailing slash", block(minimal + "api 127.0.0.1:9090\nbase_url https://dns.example.org/\n"), false, func(t *testing.T, cfg *config) {
+			if cfg.baseURL != "https://dns.example.org" {
+				t.Errorf("baseURL = %q, want https://dns.example.org", cfg.baseURL)
+			}
+		}},
+		{"base_url http with path", block(minimal + "base_url http://example.org:8080/hostmint\n"), false, func(t *testing.T, cfg *config) {
+			if cfg.baseURL != "http://example.org:8080/hostmint" {
+				t.Errorf("baseURL = %q", cfg.baseURL)
+			}
+		}},
+		{"base_url other scheme", block(minimal + "base_url ftp://example.org\n"), true, nil},
+		{"base_url no scheme", block(minimal + "base_url example.org\n"), true, nil},
+		{"base_url no host", block(minimal + "base_url https://\n"), true, nil},
+		{"base_url no arg", block(minimal + "base_url\n"), true, nil},
+
+		// admin_token_file
+		{"admin_token_file", block(minimal + "admin_token_file /etc/hostmint/admin.token\n"), false, func(t *testing.T, cfg *config) {
+			if cfg.adminTokenFile != "/etc/hostmint/admin.token" {
+				t.Errorf("adminTokenFile = %q", cfg.adminTokenFile)
+			}
+		}},
+		{"admin_token_file no arg", block(minimal + "admin_token_file\n"), true, nil},
+
+		// domain
+		{"domain several, normalised", block(minimal + "domain example.org Example.NET. dyn.EXAMPLE.com\ndomain example.info\n"), false, func(t *testing.T, cfg *config) {
+			want := []string{"example.org", "example.net", "dyn.example.com", "example.info"}
+			if !slices.Equal(cfg.domains, want) {
+				t.Errorf("domains = %q, want %q", cfg.domains, want)
+			}
+		}},
+		{"domain single label", block(minimal + "domain org\n"), true, nil},
+		{"domain bad character", block(minimal + "domain exa_mple.org\n"), true, nil},
+		{"domain leading hyphen", block(minimal + "domain -example.org\n"), true, nil},
+		{"domain one bad among good", block(minimal + "domain example.org example..net\n"), true, nil},
+		{"domain no arg", block(minimal + "domain\n"), true, nil},
+
+		// nameserver
+		{"nameserver with and without address", block("nameserver NS1.Example.ORG. 192.0.2.53:5353\nnameserver ns2.example.net\n"), false, func(t *testing.T, cfg *config) {
+			want := []nameserver{{"ns1.example.org.", "192.0.2.53:5353"}, {"ns2.example.net.", ""}}
+			if !slices.Equal(cfg.nameservers, want) {
+				t.Errorf("nameservers = %+v, want %+v", cfg.nameservers, want)
+			}
+		}},
+		{"nameserver ip without port gets 53", block("nameserver ns1.example.org 192.0.2.53\n"), false, func(t *testing.T, cfg *config) {
+			if got := cfg.nameservers[0].addr; got != "192.0.2.53:53" {
+				t.Errorf("addr = %q, want 192.0.2.53:53", got)
+			}
+		}},
+		{"nameserver ipv6 without port gets 53", block("nameserver ns1.example.org 2001:db8::53\n"), false, func(t *testing.T, cfg *config) {
+			if got := cfg.nameservers[0].addr; got != "[2001:db8::53]:53" {
+				t.Errorf("addr = %q, want [2001:db8::53]:53", got)
+			}
+		}},
+		{"nameserver ipv6 with port", block("nameserver ns1.example.org [2001:db8::53]:5353\n"), false, func(t *testing.T, cfg *config) {
+			if got := cfg.nameservers[0].addr; got != "[2001:db8::53]:5353" {
+				t.Errorf("addr = %q, want [2001:db8::53]:5353", got)
+			}
+		}},
+		{"nameserver address is a name", block("nameserver ns1.example.org ns.example.net\n"), true, nil},
+		{"nameserver address is a name with port", block("nameserver ns1.example.org ns.example.net:53\n"), true, nil},
+		{"nameserver bad ip", block("nameserver ns1.example.org 192.0.2.300\n"), true, nil},
+		{"nameserver bad name", block("nameserver ns_1.example.org 192.0.2.53\n"), true, nil},
+		{"nameserver single label", block("nameserver localhost\n"), true, nil},
+		{"nameserver no arg", block("nameserver\n"), true, nil},
+		{"nameserver three args", block("nameserver ns1.example.org 192.0.2.53 192.0.2.54\n"), true, nil},
+
+		// idle_expiry and feed_poll
+		{"idle_expiry", block(minimal + "idle_expiry 24h\n"), false, func(t *testing.T, cfg *config) {
+			if cfg.idleExpiry != 24*time.Hour {
+				t.Errorf("idleExpiry = %s, want 24h", cfg.idleExpiry)
+			}
+		}},
+		{"idle_expiry zero", block(minimal + "idle_expiry 0s\n"), true, nil},
+		{"idle_expiry negative", block(minimal + "idle_expiry -1h\n"), true, nil},
+		{"idle_expiry days are not a Go duration", block(minimal + "idle_expiry 7d\n"), true, nil},
+		{"idle_expiry no arg", block(minimal + "idle_expiry\n"), true, nil},
+		{"idle_expiry two args", block(minimal + "idle_expiry 1h 2h\n"), true, nil},
+		{"feed_poll", block(minimal + "feed_poll 250ms\n"), false, func(t *testing.T, cfg *config) {
+			if cfg.feedPoll != 250*time.Millisecond {
+				t.Errorf("feedPoll = %s, want 250ms", cfg.feedPoll)
+			}
+		}},
+		{"feed_poll zero", block(minimal + "feed_poll 0\n"), true, nil},
+		{"feed_poll garbage", block(minimal + "feed_poll often\n"), true, nil},
+		{"feed_poll no arg", block(minimal + "feed_poll\n"), true, nil},
+
+		// address_ttl
+		{"address_ttl 1", block(minimal + "address_ttl 1\n"), false, func(t *testing.T, cfg *config) {
+			if cfg.addressTTL != 1 {
+				t.Errorf("addressTTL = %d, want 1", cfg.addressTTL)
+			}
+		}},
+		{"address_ttl 86400", block(minimal + "address_ttl 86400\n"), false, func(t *testing.T, cfg *config) {
+			if cfg.addressTTL != 86400 {
+				t.Errorf("addressTTL = %d, want 86400", cfg.addressTTL)
+			}
+		}},
+		{"address_ttl 0", block(minimal + "address_ttl 0\n"), true, nil},
+		{"address_ttl 86401", block(minimal + "address_ttl 86401\n"), true, nil},
+		{"address_ttl negative", block(minimal + "address_ttl -5\n"), true, nil},
+		{"address_ttl past uint32", block(minimal + "address_ttl 4294967356\n"), true, nil},
+		{"address_ttl duration", block(minimal + "address_ttl 60s\n"), true, nil},
+		{"address_ttl no arg", block(minimal + "address_ttl\n"), true, nil},
+
+		// plan_cap
+		{"plan_cap", block(minimal + "plan_cap free 10\nplan_cap enterprise 5000\nplan_cap pro 0\n"), false, func(t *testing.T, cfg *config) {
+			want := maps.Clone(hostnames.DefaultCaps)
+			want[hostnames.PlanFree] = 10
+			want[hostnames.PlanPro] = 0
+			want["enterprise"] = 5000
+			if !maps.Equal(cfg.caps, want) {
+				t.Errorf("caps = %v, want %v", cfg.caps, want)
+			}
+			// The block's caps are its own copy.
+			if hostnames.DefaultCaps[hostnames.PlanFree] != 25 {
+				t.Errorf("plan_cap changed hostnames.DefaultCaps: %v", hostnames.DefaultCaps)
+			}
+		}},
+		{"plan_cap negative", block(minimal + "plan_cap free -1\n"), true, nil},
+		{"plan_cap not a number", block(minimal + "plan_cap free many\n"), true, nil},
+		{"plan_cap no count", block(minimal + "plan_cap free\n"), true, nil},
+		{"plan_cap three args", block(minimal + "plan_cap free 1 2\n"), true, nil},
+
+		// blocked_labels
+		{"blocked_labels", block(minimal + "blocked_labels /etc/hostmint/blocked.txt\n"), false, func(t *testing.T, cfg *config) {
+			if cfg.blockedLabels != "/etc/hostmint/blocked.txt" {
+				t.Errorf("blockedLabels = %q", cfg.blockedLabels)
+			}
+		}},
+		{"blocked_labels no arg", block(minimal + "blocked_labels\n"), true, nil},
+
+		// acme_ca and acme_email
+		{"acme_ca letsencrypt and google with root", block(minimal +
+			"acme_ca letsencrypt https://acme-v02.api.letsencrypt.org/directory\n" +
+			"acme_ca google https://dv.acme-v02.api.pki.goog/directory /etc/hostmint/gts-root.pem\n"), false, func(t *testing.T, cfg *config) {
+			want := map[string]acmeCA{
+				"letsencrypt": {directory: "https://acme-v02.api.letsencrypt.org/directory"},
+				"google":      {directory: "https://dv.acme-v02.api.pki.goog/directory", root: "/etc/hostmint/gts-root.pem"},
+			}
+			if !maps.Equal(cfg.acmeCAs, want) {
+				t.Errorf("acmeCAs = %+v, want %+v", cfg.acmeCAs, want)
+			}
+		}},
+		{"acme_ca plain http directory (a test CA)", block(minimal + "acme_ca letsencrypt http://127.0.0.1:14000/dir\n"), false, func(t *testing.T, cfg *config) {
+			if got := cfg.acmeCAs["letsencrypt"].directory; got != "http://127.0.0.1:14000/dir" {
+				t.Errorf("directory = %q", got)
+			}
+		}},
+		{"acme_ca unknown name", block(minimal + "acme_ca zerossl https://acme.zerossl.com/v2/DV90\n"), true, nil},
+		{"acme_ca not a url", block(minimal + "acme_ca letsencrypt acme-v02.api.letsencrypt.org\n"), true, nil},
+		{"acme_ca other scheme", block(minimal + "acme_ca letsencrypt ftp://example.org/directory\n"), true, nil},
+		{"acme_ca no directory", block(minimal + "acme_ca letsencrypt\n"), true, nil},
+		{"acme_ca four args", block(minimal + "acme_ca google https://dv.acme-v02.api.pki.goog/directory root.pem extra\n"), true, nil},
+		{"acme_email", block(minimal + "acme_email hostmaster@example.org\n"), false, func(t *testing.T, cfg *config) {
+			if cfg.acmeEmail != "hostmaster@example.org" {
+				t.Errorf("acmeEmail = %q", cfg.acmeEmail)
+			}
+		}},
+		{"acme_email no arg", block(minimal + "acme_email\n"), true, nil},
+
+		// cert_encryption_key_file
+		{"cert_encryption_key_file", block(minimal + "cert_encryption_key_file /etc/hostmint/cert.key\n"), false, func(t *testing.T, cfg *config) {
+			if cfg.certKeyFile != "/etc/hostmint/cert.key" {
+				t.Errorf("certKeyFile = %q", cfg.certKeyFile)
+			}
+		}},
+		{"cert_encryption_key_file two args", block(minimal + "cert_encryption_key_file a b\n"), true, nil},
+
+		// resolver
+		{"resolver adds port 53", block(minimal + "resolver 192.0.2.1 192.0.2.2:5353 2001:db8::1\nresolver [2001:db8::2]:53\n"), false, func(t *testing.T, cfg *config) {
+			want := []string{"192.0.2.1:53", "192.0.2.2:5353", "[2001:db8::1]:53", "[2001:db8::2]:53"}
+			if !slices.Equal(cfg.resolvers, want) {
+				t.Errorf("resolvers = %q, want %q", cfg.resolvers, want)
+			}
+		}},
+		{"resolver no arg", block(minimal + "resolver\n"), true, nil},
+
+		// ct_log
+		{"ct_log", block(minimal + "ct_log https://ct.example.net/2026/\n"), false, func(t *testing.T, cfg *config) {
+			if cfg.ctLog != "https://ct.example.net/2026/" {
+				t.Errorf("ctLog = %q", cfg.ctLog)
+			}
+		}},
+		{"ct_log no arg", block(minimal + "ct_log\n"), true, nil},
+	}
+
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := caddy.NewTestController("dns", tc.input)
+			cfg, err := parse(c)
+			if tc.shouldErr {
+				if err == nil {
+					t.Fatalf("expected an error for %q, got config %+v", tc.input, cfg)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("expected no error for %q, got %v", tc.input, err)
+			}
+			if tc.check != nil {
+				tc.check(t, cfg)
+			}
+		})
+	}
+}
+
+func TestNewHostname(t *testing.T) {
+	t.Parallel()
+	c := caddy.NewTestController("dns", block(
+		"nameserver ns1.example.org 192.0.2.53\n"+
+			"nameserver ns2.example.net\n"+
+			"nameserver ns3.example.org [::ffff:192.0.2.54]:53\n"+
+			"nameserver ns4.example.org 2001:db8::53\n"))
+	cfg, err := parse(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHostname(cfg)
+	wantNS := []string{"ns1.example.org.", "ns2.example.net.", "ns3.example.org.", "ns4.example.org."}
+	if !slices.Equal(h.ns, wantNS) {
+		t.Errorf("ns = %q, want %q", h.ns, wantNS)
+	}
+	// A nameserver without an address has no static entry; a v4-mapped
+	// address is served as the IPv4 address it is.
+	want := map[string]string{
+		"ns1.example.org.": "192.0.2.53",
+		"ns3.example.org.": "192.0.2.54",
+		"ns4.example.org.": "2001:db8::53",
+	}
+	if len(h.static) != len(want) {
+		t.Errorf("static = %v, want %v", h.static, want)
+	}
+	for name, addr := range want {
+		if got := h.static[name]; len(got) != 1 || got[0].String() != addr {
+			t.Errorf("static[%s] = %v, want [%s]", name, got, addr)
+		}
+	}
+	if h.index == nil || h.index.Loaded() {
+		t.Errorf("a new handler must have an empty, not yet loaded index")
+	}
+}
+
+func TestDirectives(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		in   []string
+		want []string
+	}{
+		{"before file", []string{"log", "rewrite", "file", "forward"}, []string{"log", "rewrite", "hostname", "file", "forward"}},
+		{"file first", []string{"file", "forward"}, []string{"hostname", "file", "forward"}},
+		{"no file", []string{"log", "forward"}, []string{"log", "forward", "hostname"}},
+		{"empty", nil, []string{"hostname"}},
+		{"already in place", []string{"log", "hostname", "file"}, []string{"log", "hostname", "file"}},
+		{"present after file is moved", []string{"log", "file", "hostname", "forward"}, []string{"log", "hostname", "file", "forward"}},
+		{"present twice", []string{"hostname", "log", "hostname", "file"}, []string{"log", "hostname", "file"}},
+		{"present without file", []string{"hostname", "log", "forward"}, []string{"log", "forward", "hostname"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			in := slices.Clone(tc.in)
+			got := Directives(in)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("Directives(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+			if !slices.Equal(in, tc.in) {
+				t.Errorf("Directives changed its argument: %q, was %q", in, tc.in)
+			}
+		})
+	}
+
+	// CoreDNS's own list: hostname appears once, right before file.
+	got := Directives(dnsserver.Directives)
+	if n := len(got) - len(slices.DeleteFunc(slices.Clone(got), func(s string) bool { return s == "hostname" })); n != 1 {
+		t.Fatalf("hostname appears %d times in %q", n, got)
+	}
+	i := slices.Index(got, "hostname")
+	if i+1 >= len(got) || got[i+1] != "file" {
+		t.Errorf("hostname is not right before file in %q", got)
+	}
+	if slices.Contains(dnsserver.Directives, "hostname") {
+		t.Errorf("Directives changed dnsserver.Directives")
+	}
+}
