@@ -194,12 +194,17 @@ func (f *Feed) step(ctx context.Context) (int, error) {
 	last := f.last
 	now := time.Now()
 	gaps := make([]int64, 0, len(f.gaps))
+	expired := false
 	for id, seen := range f.gaps {
 		if now.Sub(seen) > gapTTL {
-			delete(f.gaps, id)
+			delete(f.gaps, id) // rolled back: it will never show up
+			expired = true
 			continue
 		}
 		gaps = append(gaps, id)
+	}
+	if expired {
+		f.advance()
 	}
 	f.mu.Unlock()
 

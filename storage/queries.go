@@ -78,7 +78,8 @@ func (q Queries) CountKeys(ctx context.Context, accountID string, now int64) (in
 	return int(n), mapErr(err)
 }
 
-// RevokeKey marks a key revoked at now; ErrNotFound if there is no such key.
+// RevokeKey marks a key revoked at now; ErrNotFound if there is no such key
+// or it is revoked already.
 func (q Queries) RevokeKey(ctx context.Context, id string, now int64) error {
 	res, err := q.db.NewUpdate().Model((*APIKey)(nil)).Set("revoked_at = ?", now).
 		Where("id = ? AND revoked_at = 0", id).Exec(ctx)
@@ -163,8 +164,10 @@ func (q Queries) UpdateHostname(ctx context.Context, h *Hostname) error {
 }
 
 // ListHostnames lists an account's hostnames that are not released, newest
-// first.
+// first. limit is at least 1 (bun drops LIMIT 0 but keeps OFFSET, which
+// SQLite refuses) and skip at least 0.
 func (q Queries) ListHostnames(ctx context.Context, accountID string, limit, skip int) ([]Hostname, error) {
+	limit, skip = max(limit, 1), max(skip, 0)
 	hs := []Hostname{}
 	err := q.db.NewSelect().Model(&hs).
 		Where("account_id = ? AND status <> ?", accountID, StatusReleased).
