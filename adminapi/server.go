@@ -28,6 +28,9 @@ import (
 // MaxBody is the spec's request body cap.
 const MaxBody = 4 << 10
 
+// requestTimeout bounds the work of one request.
+const requestTimeout = 10 * time.Second
+
 // Config is what the API needs besides the rules.
 type Config struct {
 	Profile    int
@@ -114,6 +117,11 @@ func (s *Server) endpoint(rt route) http.Handler {
 		if r.Body != nil {
 			r.Body = http.MaxBytesReader(w, r.Body, MaxBody)
 		}
+		// A database that stops answering must not hang callers: past this
+		// the request fails with 503.
+		ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
+		defer cancel()
+		r = r.WithContext(ctx)
 		c := &call{r: r}
 		switch rt.auth {
 		case authKey:
