@@ -60,18 +60,12 @@ type UpdateInput struct {
 func (s *Service) Update(ctx context.Context, accountID, id string, in UpdateInput) (*storage.Hostname, error) {
 	var h *storage.Hostname
 	err := s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+		var acct *storage.Account
 		var err error
-		if h, err = owned(ctx, tx, accountID, id); err != nil {
+		if h, acct, err = s.changeable(ctx, tx, accountID, id); err != nil {
 			return err
-		}
-		if h.Status == storage.StatusReleased {
-			return released(h)
 		}
 		addr, err := parseIP(in.IP)
-		if err != nil {
-			return err
-		}
-		acct, err := tx.LockAccount(ctx, accountID)
 		if err != nil {
 			return err
 		}
@@ -89,20 +83,28 @@ func (s *Service) Update(ctx context.Context, accountID, id string, in UpdateInp
 func (s *Service) Renew(ctx context.Context, accountID, id string) (*storage.Hostname, error) {
 	var h *storage.Hostname
 	err := s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+		var acct *storage.Account
 		var err error
-		if h, err = owned(ctx, tx, accountID, id); err != nil {
-			return err
-		}
-		if h.Status == storage.StatusReleased {
-			return released(h)
-		}
-		acct, err := tx.LockAccount(ctx, accountID)
-		if err != nil {
+		if h, acct, err = s.changeable(ctx, tx, accountID, id); err != nil {
 			return err
 		}
 		return s.touch(ctx, tx, acct, h)
 	})
 	return h, err
+}
+
+// changeable reads the caller's hostname for a change, refusing a released
+// one, and locks the account whose caps and plan the change is checked against.
+func (s *Service) changeable(ctx context.Context, tx *storage.Tx, accountID, id string) (*storage.Hostname, *storage.Account, error) {
+	h, err := owned(ctx, tx, accountID, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if h.Status == storage.StatusReleased {
+		return nil, nil, released(h)
+	}
+	acct, err := tx.LockAccount(ctx, accountID)
+	return h, acct, err
 }
 
 // touch makes h live with a fresh expiry and writes it. Reviving an expired

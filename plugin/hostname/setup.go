@@ -145,6 +145,20 @@ func parseOption(c *caddy.Controller, cfg *config) error {
 		}
 		return nil
 	}
+	// Options whose one argument is taken as it is.
+	text := map[string]*string{
+		"admin_token_file":         &cfg.adminTokenFile,
+		"blocked_labels":           &cfg.blockedLabels,
+		"acme_email":               &cfg.acmeEmail,
+		"cert_encryption_key_file": &cfg.certKeyFile,
+	}
+	if p, ok := text[opt]; ok {
+		if err := need(1, 1); err != nil {
+			return err
+		}
+		*p = args[0]
+		return nil
+	}
 	switch opt {
 	case "profile":
 		if err := need(1, 1); err != nil {
@@ -176,16 +190,18 @@ func parseOption(c *caddy.Controller, cfg *config) error {
 		if err := need(1, 1); err != nil {
 			return err
 		}
-		u, err := url.Parse(args[0])
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("base_url: %q is not an http(s) URL", args[0])
+		if err := httpURL(args[0]); err != nil {
+			return fmt.Errorf("base_url: %w", err)
 		}
 		cfg.baseURL = strings.TrimSuffix(args[0], "/")
-	case "admin_token_file":
+	case "ct_log":
 		if err := need(1, 1); err != nil {
 			return err
 		}
-		cfg.adminTokenFile = args[0]
+		if err := httpURL(args[0]); err != nil {
+			return fmt.Errorf("ct_log: %w", err)
+		}
+		cfg.ctLog = args[0]
 	case "domain":
 		if err := need(1, -1); err != nil {
 			return err
@@ -214,18 +230,30 @@ func parseOption(c *caddy.Controller, cfg *config) error {
 			ns.addr = addr
 		}
 		cfg.nameservers = append(cfg.nameservers, ns)
-	case "idle_expiry":
-		d, err := duration(args, need)
-		if err != nil {
-			return fmt.Errorf("idle_expiry: %w", err)
+	case "resolver":
+		if err := need(1, -1); err != nil {
+			return err
 		}
-		cfg.idleExpiry = d
-	case "feed_poll":
-		d, err := duration(args, need)
-		if err != nil {
-			return fmt.Errorf("feed_poll: %w", err)
+		for _, a := range args {
+			addr, err := hostPort(a)
+			if err != nil {
+				return fmt.Errorf("resolver: %w", err)
+			}
+			cfg.resolvers = append(cfg.resolvers, addr)
 		}
-		cfg.feedPoll = d
+	case "idle_expiry", "feed_poll":
+		if err := need(1, 1); err != nil {
+			return err
+		}
+		d, err := time.ParseDuration(args[0])
+		if err != nil || d <= 0 {
+			return fmt.Errorf("%s: %q is not a positive duration", opt, args[0])
+		}
+		if opt == "idle_expiry" {
+			cfg.idleExpiry = d
+		} else {
+			cfg.feedPoll = d
+		}
 	case "address_ttl":
 		if err := need(1, 1); err != nil {
 			return err
@@ -244,11 +272,6 @@ func parseOption(c *caddy.Controller, cfg *config) error {
 			return fmt.Errorf("plan_cap %s: %q is not a count", args[0], args[1])
 		}
 		cfg.caps[args[0]] = n
-	case "blocked_labels":
-		if err := need(1, 1); err != nil {
-			return err
-		}
-		cfg.blockedLabels = args[0]
 	case "acme_ca":
 		if err := need(2, 3); err != nil {
 			return err
@@ -256,45 +279,25 @@ func parseOption(c *caddy.Controller, cfg *config) error {
 		if args[0] != "letsencrypt" && args[0] != "google" {
 			return fmt.Errorf("acme_ca: name must be letsencrypt or google, got %q", args[0])
 		}
-		if u, err := url.Parse(args[1]); err != nil || u.Scheme != "https" && u.Scheme != "http" || u.Host == "" {
-			return fmt.Errorf("acme_ca %s: %q is not a directory URL", args[0], args[1])
+		if err := httpURL(args[1]); err != nil {
+			return fmt.Errorf("acme_ca %s: %w", args[0], err)
 		}
 		ca := acmeCA{directory: args[1]}
 		if len(args) == 3 {
 			ca.root = args[2]
 		}
 		cfg.acmeCAs[args[0]] = ca
-	case "acme_email":
-		if err := need(1, 1); err != nil {
-			return err
-		}
-		cfg.acmeEmail = args[0]
-	case "cert_encryption_key_file":
-		if err := need(1, 1); err != nil {
-			return err
-		}
-		cfg.certKeyFile = args[0]
-	case "resolver":
-		if err := need(1, -1); err != nil {
-			return err
-		}
-		for _, a := range args {
-			addr, err := hostPort(a)
-			if err != nil {
-				return fmt.Errorf("resolver: %w", err)
-			}
-			cfg.resolvers = append(cfg.resolvers, addr)
-		}
-	case "ct_log":
-		if err := need(1, 1); err != nil {
-			return err
-		}
-		if u, err := url.Parse(args[0]); err != nil || u.Scheme != "https" && u.Scheme != "http" || u.Host == "" {
-			return fmt.Errorf("ct_log: %q is not an http(s) URL", args[0])
-		}
-		cfg.ctLog = args[0]
 	default:
 		return c.Errf("unknown property %q", opt)
+	}
+	return nil
+}
+
+// httpURL checks that s is an absolute http(s) URL.
+func httpURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return fmt.Errorf("%q is not an http(s) URL", s)
 	}
 	return nil
 }
@@ -312,17 +315,6 @@ func hostPort(s string) (string, error) {
 		return "", fmt.Errorf("%q has no valid port", s)
 	}
 	return net.JoinHostPort(host, port), nil
-}
-
-func duration(args []string, need func(int, int) error) (time.Duration, error) {
-	if err := need(1, 1); err != nil {
-		return 0, err
-	}
-	d, err := time.ParseDuration(args[0])
-	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("%q is not a positive duration", args[0])
-	}
-	return d, nil
 }
 
 // runtime is what an instance holds between OnStartup and OnShutdown.
