@@ -8,17 +8,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hostmint/hostmint/access"
+
 	"github.com/hostmint/hostmint/apikey"
 	"github.com/hostmint/hostmint/problem"
 	"github.com/hostmint/hostmint/storage"
 )
-
-// Principal is who a request acts for.
-type Principal struct {
-	AccountID string
-	KeyID     string
-	Scopes    []Scope
-}
 
 // Authenticator verifies bearer keys. Verified key rows are cached per node,
 // so a request costs one hash and no SQL; a key's change row (revocation)
@@ -32,7 +27,7 @@ type Authenticator struct {
 
 type cachedKey struct {
 	hash      string
-	principal Principal
+	principal access.Principal
 	expiresAt int64
 	revoked   bool
 	loaded    time.Time
@@ -46,7 +41,7 @@ func NewAuthenticator(store *storage.Store) *Authenticator {
 }
 
 // Authenticate checks an Authorization header value.
-func (a *Authenticator) Authenticate(ctx context.Context, header string) (*Principal, error) {
+func (a *Authenticator) Authenticate(ctx context.Context, header string) (*access.Principal, error) {
 	scheme, token, ok := strings.Cut(header, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return nil, problem.Unauthorized()
@@ -86,7 +81,7 @@ func (a *Authenticator) lookup(ctx context.Context, id string, now time.Time) (*
 	}
 	k := &cachedKey{
 		hash:      row.SecretHash,
-		principal: Principal{AccountID: row.AccountID, KeyID: row.ID, Scopes: ParseScopes(row.Scopes)},
+		principal: access.Principal{AccountID: row.AccountID, KeyID: row.ID, Scopes: access.ParseScopes(row.Scopes)},
 		expiresAt: row.ExpiresAt,
 		revoked:   row.RevokedAt != 0,
 		loaded:    now,

@@ -6,35 +6,17 @@ import (
 	"errors"
 	"time"
 
+	"github.com/hostmint/hostmint/access"
+
 	"github.com/hostmint/hostmint/apikey"
 	"github.com/hostmint/hostmint/problem"
 	"github.com/hostmint/hostmint/storage"
 )
 
-// Scope names.
-const (
-	ScopeHostnamesRead  = "hostnames:read"
-	ScopeHostnamesWrite = "hostnames:write"
-	ScopeDNS01Write     = "dns01:write"
-)
-
-// Scope is one grant of a key: a scope and its reach (whole team when both
-// Domain and Hostname are empty; Domain is a domain name, Hostname an id).
-type Scope struct {
-	Scope    string `json:"scope"`
-	Domain   string `json:"domain,omitempty"`
-	Hostname string `json:"hostname,omitempty"`
-}
-
-// AllScopes is what a key created without scopes gets.
-func AllScopes() []Scope {
-	return []Scope{{Scope: ScopeHostnamesRead}, {Scope: ScopeHostnamesWrite}, {Scope: ScopeDNS01Write}}
-}
-
 // KeyInput is a key create request.
 type KeyInput struct {
 	Name      string
-	Scopes    []Scope
+	Scopes    []access.Scope
 	ExpiresAt *time.Time
 }
 
@@ -42,7 +24,7 @@ type KeyInput struct {
 type NewKey struct {
 	Key    *storage.APIKey
 	Token  string
-	Scopes []Scope
+	Scopes []access.Scope
 }
 
 // CreateKey makes a key for an account.
@@ -60,7 +42,7 @@ func (s *Service) CreateKey(ctx context.Context, accountID string, in KeyInput) 
 	}
 	scopes := in.Scopes
 	if len(scopes) == 0 {
-		scopes = AllScopes()
+		scopes = access.All()
 	}
 	id, secret, token := apikey.New()
 	k := &storage.APIKey{ID: id, AccountID: accountID, Name: in.Name, SecretHash: apikey.Hash(secret),
@@ -94,12 +76,10 @@ func (s *Service) CreateKey(ctx context.Context, accountID string, in KeyInput) 
 	return &NewKey{Key: k, Token: token, Scopes: scopes}, nil
 }
 
-func (s *Service) checkScopes(ctx context.Context, tx *storage.Tx, accountID string, scopes []Scope) error {
+func (s *Service) checkScopes(ctx context.Context, tx *storage.Tx, accountID string, scopes []access.Scope) error {
 	var domains []storage.Domain
 	for i, sc := range scopes {
-		switch sc.Scope {
-		case ScopeHostnamesRead, ScopeHostnamesWrite, ScopeDNS01Write:
-		default:
+		if !access.Known(sc.Scope) {
 			return problem.BadRequest("scopes[%d].scope must be hostnames:read, hostnames:write or dns01:write, got %q", i, sc.Scope)
 		}
 		switch {
@@ -142,15 +122,6 @@ func (s *Service) Keys(ctx context.Context, accountID string) ([]storage.APIKey,
 		return nil, err
 	}
 	return s.store.Reader().Keys(ctx, accountID)
-}
-
-// ParseScopes reads a stored scope list.
-func ParseScopes(s string) []Scope {
-	var out []Scope
-	if json.Unmarshal([]byte(s), &out) != nil || len(out) == 0 {
-		return AllScopes()
-	}
-	return out
 }
 
 // RevokeKey stops a key authenticating, on every node (through the change

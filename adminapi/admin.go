@@ -1,9 +1,14 @@
 package adminapi
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"time"
+
+	"github.com/hostmint/hostmint/storage"
+
+	"github.com/hostmint/hostmint/access"
 
 	"github.com/hostmint/hostmint/accounts"
 	"github.com/hostmint/hostmint/domains"
@@ -53,9 +58,9 @@ func (s *Server) patchAccount(c *call) (int, any, error) {
 }
 
 type keyRequest struct {
-	Name      string           `json:"name"`
-	Scopes    []accounts.Scope `json:"scopes"`
-	ExpiresAt *time.Time       `json:"expires_at"`
+	Name      string         `json:"name"`
+	Scopes    []access.Scope `json:"scopes"`
+	ExpiresAt *time.Time     `json:"expires_at"`
 }
 
 func (s *Server) createKey(c *call) (int, any, error) {
@@ -150,4 +155,24 @@ func (s *Server) patchDomain(c *call) (int, any, error) {
 		return 0, nil, err
 	}
 	return http.StatusOK, domainViewOf(d), nil
+}
+
+func (s *Server) suspendHostname(c *call) (int, any, error) {
+	return s.abuse(c, s.hostnames.Suspend)
+}
+
+func (s *Server) restoreHostname(c *call) (int, any, error) {
+	return s.abuse(c, s.hostnames.Restore)
+}
+
+func (s *Server) terminateHostname(c *call) (int, any, error) {
+	return s.abuse(c, s.hostnames.Terminate)
+}
+
+func (s *Server) abuse(c *call, action func(context.Context, string) (*storage.Hostname, error)) (int, any, error) {
+	h, err := action(c.r.Context(), c.r.PathValue("id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, s.hostnameView(h, time.Now()), nil
 }

@@ -10,8 +10,12 @@ import (
 )
 
 type createRequest struct {
-	IP    *string `json:"ip"`
-	Label *string `json:"label"`
+	IP          *string `json:"ip"`
+	Label       *string `json:"label"`
+	Subdomain   *string `json:"subdomain"`
+	Domain      *string `json:"domain"`
+	Certificate *string `json:"certificate"`
+	CA          *string `json:"ca"`
 }
 
 func (s *Server) createHostname(c *call) (int, any, error) {
@@ -19,15 +23,13 @@ func (s *Server) createHostname(c *call) (int, any, error) {
 	if err := decode(c.r, &req); err != nil {
 		return 0, nil, err
 	}
-	h, err := s.hostnames.Create(c.r.Context(), c.principal.AccountID, hostnames.CreateInput{IP: req.IP, Label: req.Label})
+	h, err := s.hostnames.Create(c.r.Context(), c.principal, hostnames.CreateInput{
+		IP: req.IP, Label: req.Label, Subdomain: req.Subdomain, Domain: req.Domain, Certificate: req.Certificate, CA: req.CA,
+	})
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusCreated, s.hostnameView(h, time.Now()), nil
-}
-
-type listView struct {
-	Hostnames []hostnameView `json:"hostnames"`
 }
 
 // List limits of the spec.
@@ -46,16 +48,19 @@ func (s *Server) listHostnames(c *call) (int, any, error) {
 		return 0, nil, err
 	}
 	limit, skip = min(max(limit, 1), maxLimit), max(skip, 0)
-	hs, err := s.hostnames.List(c.r.Context(), c.principal.AccountID, limit, skip)
+	page, err := s.hostnames.List(c.r.Context(), c.principal, limit, skip)
 	if err != nil {
 		return 0, nil, err
 	}
 	now := time.Now()
-	out := listView{Hostnames: make([]hostnameView, len(hs))}
-	for i := range hs {
-		out.Hostnames[i] = s.hostnameView(&hs[i], now)
+	views := make([]hostnameView, len(page.Hostnames))
+	for i := range page.Hostnames {
+		views[i] = s.hostnameView(&page.Hostnames[i], now)
 	}
-	return http.StatusOK, out, nil
+	if s.cfg.Profile == 1 {
+		return http.StatusOK, listView{Hostnames: views}, nil
+	}
+	return http.StatusOK, teamListView{Hostnames: views, Total: page.Total, Active: page.Active, Cap: page.Cap, Limit: page.Limit, Skip: page.Skip}, nil
 }
 
 func intParam(r *http.Request, name string, def int) (int, error) {
@@ -78,7 +83,7 @@ func intParam(r *http.Request, name string, def int) (int, error) {
 }
 
 func (s *Server) getHostname(c *call) (int, any, error) {
-	h, err := s.hostnames.Get(c.r.Context(), c.principal.AccountID, c.r.PathValue("id"))
+	h, err := s.hostnames.Get(c.r.Context(), c.principal, c.r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -86,7 +91,8 @@ func (s *Server) getHostname(c *call) (int, any, error) {
 }
 
 type updateRequest struct {
-	IP *string `json:"ip"`
+	IP     *string `json:"ip"`
+	Target *string `json:"target"`
 }
 
 func (s *Server) updateHostname(c *call) (int, any, error) {
@@ -94,7 +100,7 @@ func (s *Server) updateHostname(c *call) (int, any, error) {
 	if err := decode(c.r, &req); err != nil {
 		return 0, nil, err
 	}
-	h, err := s.hostnames.Update(c.r.Context(), c.principal.AccountID, c.r.PathValue("id"), hostnames.UpdateInput{IP: req.IP})
+	h, err := s.hostnames.Update(c.r.Context(), c.principal, c.r.PathValue("id"), hostnames.UpdateInput{IP: req.IP, Target: req.Target})
 	if err != nil {
 		return 0, nil, err
 	}
@@ -102,7 +108,7 @@ func (s *Server) updateHostname(c *call) (int, any, error) {
 }
 
 func (s *Server) renewHostname(c *call) (int, any, error) {
-	h, err := s.hostnames.Renew(c.r.Context(), c.principal.AccountID, c.r.PathValue("id"))
+	h, err := s.hostnames.Renew(c.r.Context(), c.principal, c.r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -114,16 +120,35 @@ type releaseView struct {
 }
 
 func (s *Server) releaseHostname(c *call) (int, any, error) {
-	if err := s.hostnames.Release(c.r.Context(), c.principal.AccountID, c.r.PathValue("id")); err != nil {
+	if err := s.hostnames.Release(c.r.Context(), c.principal, c.r.PathValue("id")); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, releaseView{Released: true}, nil
 }
 
+func (s *Server) teamDomains(c *call) (int, any, error) {
+	ds, err := s.hostnames.TeamDomains(c.r.Context(), c.principal)
+	if err != nil {
+		return 0, nil, err
+	}
+	out := teamDomainsView{Domains: make([]teamDomainView, len(ds))}
+	for i := range ds {
+		out.Domains[i] = teamDomainViewOf(&ds[i])
+	}
+	return http.StatusOK, out, nil
+}
+
+func (s *Server) teamDomain(c *call) (int, any, error) {
+	d, err := s.hostnames.TeamDomain(c.r.Context(), c.principal, c.r.PathValue("id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, teamDomainViewOf(d), nil
+}
+
 func (s *Server) health(c *call) (int, any, error) {
 	if err := s.cfg.Health(c.r.Context()); err != nil {
-		p := problem.Unavailable("not ready: %v", err)
-		return 0, nil, p
+		return 0, nil, problem.Unavailable("not ready: %v", err)
 	}
 	return http.StatusOK, map[string]string{"status": "ok"}, nil
 }

@@ -24,8 +24,11 @@ func (s *Server) openAPI() map[string]any {
 	paths := map[string]map[string]any{}
 	for _, r := range s.routes {
 		op := map[string]any{"summary": r.summary, "operationId": operationID(r)}
-		if r.doc != "" {
-			op["description"] = r.doc
+		if d := r.description(); d != "" {
+			op["description"] = d
+		}
+		if r.profile != 0 {
+			op["x-profile"] = r.profile
 		}
 		switch r.auth {
 		case authKey:
@@ -78,7 +81,8 @@ func (s *Server) openAPI() map[string]any {
 	return map[string]any{
 		"openapi": "3.1.0",
 		"info": map[string]any{"title": "Hostmint API", "version": Version,
-			"description": intro + fmt.Sprintf(" This deployment runs behaviour profile %d.", s.cfg.Profile)},
+			"description": intro + fmt.Sprintf(" Both behaviour profiles are described; [P1] and [P2] mark what holds in one only. "+
+				"This deployment runs profile %d.", s.cfg.Profile)},
 		"servers": []map[string]string{{"url": s.cfg.BaseURL}},
 		"paths":   paths,
 		"components": map[string]any{
@@ -89,6 +93,14 @@ func (s *Server) openAPI() map[string]any {
 			},
 		},
 	}
+}
+
+// description is the route's doc, saying first when only one profile has it.
+func (r route) description() string {
+	if r.profile == 0 {
+		return r.doc
+	}
+	return strings.TrimSpace(fmt.Sprintf("Profile %d only (other deployments answer 404). %s", r.profile, r.doc))
 }
 
 func operationID(r route) string {
@@ -113,10 +125,14 @@ func (s *Server) serveLLMs(w http.ResponseWriter, _ *http.Request) {
 
 func (s *Server) llmsText() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Hostmint API %s (behaviour profile %d)\n\n%s\n\nBase URL: %s\n\n", Version, s.cfg.Profile, intro, s.cfg.BaseURL)
+	fmt.Fprintf(&b, "# Hostmint API %s\n\n%s\n\nBoth behaviour profiles are described; [P1] and [P2] mark what holds in one only. "+
+		"This deployment runs profile %d.\n\nBase URL: %s\n\n", Version, intro, s.cfg.Profile, s.cfg.BaseURL)
 	b.WriteString("## Authentication\n\n" +
 		"- API endpoints: `Authorization: Bearer svc_<key_id>_<secret>`. A missing, malformed, unknown or revoked key: " +
 		"401 UNAUTHORIZED `Missing or invalid API key`; a key past its lifetime: 401 KEY_EXPIRED.\n" +
+		"- Scopes: hostnames:read, hostnames:write, dns01:write, each with a reach: the whole team, one domain (hostnames " +
+		"minted there later included) or one hostname. A key made without scopes has all three team-wide. A key without " +
+		"the scope an endpoint needs, or whose reach excludes the hostname or domain, gets 403 FORBIDDEN naming both.\n" +
 		"- Admin endpoints (/api/admin/...): `Authorization: Bearer <admin token>` (the Corefile's admin_token_file).\n\n")
 	b.WriteString("## Errors\n\nEvery non-2xx answer is `{\"error\": \"<message>\", \"code\": \"<CODE>\"}`.\n\n")
 	for _, st := range slices.Sorted(maps.Keys(statusText)) {
@@ -125,8 +141,8 @@ func (s *Server) llmsText() string {
 	b.WriteString("\n## Endpoints\n")
 	for _, r := range s.routes {
 		fmt.Fprintf(&b, "\n### %s %s\n\n%s.", r.method, r.path, r.summary)
-		if r.doc != "" {
-			b.WriteString(" " + r.doc)
+		if d := r.description(); d != "" {
+			b.WriteString(" " + d)
 		}
 		b.WriteString("\n\n")
 		switch r.auth {

@@ -43,35 +43,58 @@ func (s *Server) routeTable() []route {
 	return []route{
 		{method: "POST", path: "/api/v1/hostnames", auth: authKey, body: "CreateHostname",
 			summary: "Register an address and mint a hostname",
-			doc: "The label is opaque (service-generated) unless `label` asks for a custom one (Pro or Business plan). " +
-				"Private or reserved addresses need the Business plan. The name is served by DNS when this answer arrives; " +
-				"`expires_at` is 7 days out (idle expiry).",
-			ok: 201, okSchema: "Hostname", errors: []int{400, 401, 403, 409, 429, 500, 503}, handle: s.createHostname},
+			doc: "Scope hostnames:write reaching the domain the name is minted on. " +
+				"[P1] The label is opaque unless `label` asks for a custom one (Pro or Business plan); private or reserved " +
+				"addresses need the Business plan; the name answers `live` with `expires_at` 7 days out. " +
+				"[P2] `subdomain` (every plan), `domain` (one of the team's; omitted: the oldest active one in the key's reach), " +
+				"`certificate` and `ca`; the address class (public or private) is fixed for life; the name is served at once and " +
+				"reads `pending` until every nameserver answers for it, then `live`. A team without a card on file: 402; " +
+				"its domain still being set up: 409 DOMAIN_PROVISIONING with Retry-After and Location (GET /api/v1/domains/{id}); " +
+				"no domain: 409 NO_DOMAIN_AVAILABLE; more than 30 registrations a minute or the cap reached: 429 with Retry-After.",
+			ok: 201, okSchema: "Hostname", errors: []int{400, 401, 402, 403, 409, 429, 500, 501, 503}, handle: s.createHostname},
 		{method: "GET", path: "/api/v1/hostnames", auth: authKey,
 			summary: "List hostnames, newest first",
-			doc:     "Released hostnames are left out; expired ones appear with status `expired`. Listing renews nothing.",
-			query:   []param{{"limit", "Page size, clamped to 1..500", defaultLimit}, {"skip", "Hostnames to skip; below 0 is taken as 0", 0}},
-			ok:      200, okSchema: "HostnameList", errors: []int{400, 401, 500, 503}, handle: s.listHostnames},
+			doc: "Scope hostnames:read; only hostnames in the key's reach are listed and counted. Released hostnames are left out; " +
+				"[P1] expired ones appear with status `expired`; [P2] terminated ones are left out, suspended ones shown. " +
+				"Listing renews nothing. [P2] The envelope carries total (not released), active (live or pending), the team's cap, " +
+				"and the limit and skip applied; another page exists when skip + limit < total.",
+			query: []param{{"limit", "Page size, clamped to 1..500", defaultLimit}, {"skip", "Hostnames to skip; below 0 is taken as 0", 0}},
+			ok:    200, okSchema: "HostnameList", errors: []int{400, 401, 403, 500, 503}, handle: s.listHostnames},
 		{method: "GET", path: "/api/v1/hostnames/{id}", auth: authKey,
 			summary: "Read one hostname",
-			doc: "Reading a live hostname is authenticated use: `expires_at` moves to 7 days from now. " +
-				"An expired hostname is returned as `expired` and not revived. A released one answers 200 with status `released`.",
-			ok: 200, okSchema: "Hostname", errors: []int{401, 404, 500, 503}, handle: s.getHostname},
+			doc: "Scope hostnames:read. [P1] Reading a live hostname is authenticated use: `expires_at` moves to 7 days from now; " +
+				"an expired hostname is returned as `expired` and not revived. A released one answers 200 with status `released`.",
+			ok: 200, okSchema: "Hostname", errors: []int{401, 403, 404, 500, 503}, handle: s.getHostname},
 		{method: "PUT", path: "/api/v1/hostnames/{id}", auth: authKey, body: "UpdateHostname",
-			summary: "Point the hostname at a new address",
-			doc: "The record type follows the address (A or AAAA). The hostname comes back `live` with `expires_at` 7 days out, " +
-				"even if it had expired (reviving counts against the active-hostname cap). Released: 409.",
-			ok: 200, okSchema: "Hostname", errors: []int{400, 401, 403, 404, 409, 429, 500, 503}, handle: s.updateHostname},
+			summary: "Point the hostname at a new address (or, [P2], a target to follow)",
+			doc: "Scope hostnames:write. The record type follows the address (A or AAAA). Released: 409. " +
+				"[P1] The hostname comes back `live` with `expires_at` 7 days out, even if it had expired (reviving counts against the cap). " +
+				"[P2] Exactly one of `ip` and `target`. The address must stay in the hostname's class (409 otherwise); " +
+				"the current address again changes nothing; a new one reads `pending` until every nameserver serves it. " +
+				"A target is resolved through the configured resolvers and published as plain A and AAAA records, refreshed " +
+				"within its TTL; an answer of the other class is refused and the hostname keeps its last address. " +
+				"Suspended: 403; terminated: 409; more than 60 updates a minute in a team: 429 with Retry-After.",
+			ok: 200, okSchema: "Hostname", errors: []int{400, 401, 403, 404, 409, 429, 500, 501, 503}, handle: s.updateHostname},
 		{method: "POST", path: "/api/v1/hostnames/{id}/renew", profile: 1, auth: authKey,
 			summary: "Heartbeat: renew the hostname",
-			doc: "No request body. Moves `expires_at` to 7 days from now and revives an expired, unreleased hostname. " +
-				"Released: 409.",
-			ok: 200, okSchema: "Hostname", errors: []int{401, 404, 409, 429, 500, 503}, handle: s.renewHostname},
+			doc: "Scope hostnames:write. No request body. Moves `expires_at` to 7 days from now and revives an expired, " +
+				"unreleased hostname. Released: 409.",
+			ok: 200, okSchema: "Hostname", errors: []int{401, 403, 404, 409, 429, 500, 503}, handle: s.renewHostname},
 		{method: "DELETE", path: "/api/v1/hostnames/{id}", auth: authKey,
 			summary: "Release the hostname",
-			doc: "DNS stops serving the name at once. The label is never used again, by anyone. " +
-				"Repeating the call answers the same 200.",
-			ok: 200, okSchema: "Released", errors: []int{401, 404, 500, 503}, handle: s.releaseHostname},
+			doc: "Scope hostnames:write. DNS stops serving the name at once. Repeating the call answers the same 200. " +
+				"[P1] The label is never used again, by anyone. [P2] The subdomain returns to the team, which may mint it " +
+				"again as a new hostname (every other team: 409); suspended: 403; terminated: 409.",
+			ok: 200, okSchema: "Released", errors: []int{401, 403, 404, 409, 500, 503}, handle: s.releaseHostname},
+		{method: "GET", path: "/api/v1/domains", profile: 2, auth: authKey,
+			summary: "List the team's domains",
+			doc:     "Any scope; the domains some scope of the key reaches.",
+			ok:      200, okSchema: "TeamDomainList", errors: []int{401, 500, 503}, handle: s.teamDomains},
+		{method: "GET", path: "/api/v1/domains/{id}", profile: 2, auth: authKey,
+			summary: "A team domain's state",
+			doc: "Any scope reaching the domain. The provisioning-status resource that DOMAIN_PROVISIONING's Location " +
+				"points at: `status` reads `provisioning` until the domain is ready, then `active`.",
+			ok: 200, okSchema: "TeamDomain", errors: []int{401, 403, 404, 500, 503}, handle: s.teamDomain},
 
 		{method: "GET", path: "/api/health", summary: "Service health",
 			doc: "200 once the store is open and the DNS index is loaded; 503 otherwise.",
@@ -83,8 +106,8 @@ func (s *Server) routeTable() []route {
 
 		{method: "POST", path: "/api/admin/accounts", auth: authAdmin, body: "AccountInput",
 			summary: "Create an account",
-			doc: "`plan` is free, pro or business in profile 1 (any plan name in profile 2). " +
-				"`cap` overrides the plan's active-hostname cap.",
+			doc: "[P1] `plan` is free, pro or business. [P2] Accounts are teams; `plan` is any plan name, " +
+				"`billing` false means no card on file (creates answer 402). `cap` overrides the plan's active-hostname cap.",
 			ok: 201, okSchema: "Account", errors: adminErrors, handle: s.createAccount},
 		{method: "GET", path: "/api/admin/accounts/{id}", auth: authAdmin, summary: "Read an account",
 			ok: 200, okSchema: "Account", errors: adminErrors, handle: s.getAccount},
@@ -94,7 +117,8 @@ func (s *Server) routeTable() []route {
 		{method: "POST", path: "/api/admin/accounts/{id}/keys", auth: authAdmin, body: "KeyInput",
 			summary: "Create an API key",
 			doc: "`key` (`svc_<key_id>_<secret>`) is shown only in this answer; the service keeps a hash. " +
-				"An account holds at most 20 keys (409 beyond). Without scopes a key gets all three on the whole account.",
+				"An account holds at most 20 keys (409 beyond). Without scopes a key gets all three on the whole account. " +
+				"Past `expires_at` the key answers 401 KEY_EXPIRED.",
 			ok: 201, okSchema: "Key", errors: adminErrors, handle: s.createKey},
 		{method: "GET", path: "/api/admin/accounts/{id}/keys", auth: authAdmin, summary: "List an account's keys (no secrets)",
 			ok: 200, okSchema: "KeyList", errors: adminErrors, handle: s.listKeys},
@@ -103,8 +127,8 @@ func (s *Server) routeTable() []route {
 			ok:  200, okSchema: "Revoked", errors: adminErrors, handle: s.revokeKey},
 		{method: "POST", path: "/api/admin/domains", auth: authAdmin, body: "DomainInput",
 			summary: "Add a domain",
-			doc: "DNS answers for it at once, on every node. A domain without `account_id` is a pool domain. " +
-				"An existing name: 409.",
+			doc: "DNS answers for it at once, on every node. Without `account_id` it is a pool domain ([P1]); " +
+				"with one it is dedicated to that team ([P2]). An existing name: 409.",
 			ok: 201, okSchema: "Domain", errors: adminErrors, handle: s.createDomain},
 		{method: "GET", path: "/api/admin/domains", auth: authAdmin, summary: "List domains",
 			ok: 200, okSchema: "DomainList", errors: adminErrors, handle: s.listDomains},
@@ -112,5 +136,20 @@ func (s *Server) routeTable() []route {
 			summary: "Change a domain",
 			doc:     "`status` and `account_id` change here. `caa`, `dnssec` and `ds_published` answer 501 in this version.",
 			ok:      200, okSchema: "Domain", errors: append([]int{501}, adminErrors...), handle: s.patchDomain},
+		{method: "POST", path: "/api/admin/hostnames/{id}/suspend", profile: 2, auth: authAdmin,
+			summary: "Suspend a hostname while an abuse report is reviewed",
+			doc: "The name stops resolving; PUT and DELETE answer 403. Its address, target and DNS-01 credentials are kept. " +
+				"Released or terminated: 409; suspended already: 200.",
+			ok: 200, okSchema: "Hostname", errors: adminErrors, handle: s.suspendHostname},
+		{method: "POST", path: "/api/admin/hostnames/{id}/restore", profile: 2, auth: authAdmin,
+			summary: "End a suspension",
+			doc: "The hostname reads `pending` and resolves again, then `live` once every nameserver serves it. " +
+				"Not suspended: 409.",
+			ok: 200, okSchema: "Hostname", errors: adminErrors, handle: s.restoreHostname},
+		{method: "POST", path: "/api/admin/hostnames/{id}/terminate", profile: 2, auth: authAdmin,
+			summary: "Terminate a hostname after an upheld abuse report",
+			doc: "Final: it never resolves again, is not listed, PUT and DELETE answer 409, and its subdomain is never minted again. " +
+				"Released: 409; terminated already: 200.",
+			ok: 200, okSchema: "Hostname", errors: adminErrors, handle: s.terminateHostname},
 	}
 }

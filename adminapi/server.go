@@ -18,6 +18,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hostmint/hostmint/access"
+
 	"github.com/hostmint/hostmint/accounts"
 	"github.com/hostmint/hostmint/domains"
 	"github.com/hostmint/hostmint/hostnames"
@@ -55,12 +57,13 @@ type Server struct {
 // New builds the server and its routes.
 func New(cfg Config, h *hostnames.Service, a *accounts.Service, auth *accounts.Authenticator, d *domains.Service, log *slog.Logger) *Server {
 	s := &Server{cfg: cfg, hostnames: h, accounts: a, auth: auth, domains: d, log: log, mux: http.NewServeMux()}
-	for _, r := range s.routeTable() {
-		if r.profile != 0 && r.profile != cfg.Profile {
-			continue
+	// Every route is documented (marked with its profile); only the
+	// deployment's profile's routes are served.
+	s.routes = s.routeTable()
+	for _, r := range s.routes {
+		if r.profile == 0 || r.profile == cfg.Profile {
+			s.mux.Handle(r.method+" "+r.path, s.endpoint(r))
 		}
-		s.routes = append(s.routes, r)
-		s.mux.Handle(r.method+" "+r.path, s.endpoint(r))
 	}
 	return s
 }
@@ -97,7 +100,7 @@ func (d *discard) WriteHeader(status int)      { d.status = status }
 // call is what a handler gets: the request and who it acts for.
 type call struct {
 	r         *http.Request
-	principal *accounts.Principal // nil on admin and open routes
+	principal *access.Principal // nil on admin and open routes
 }
 
 // handler answers with a status and a JSON body, or an error.

@@ -3,7 +3,8 @@ package adminapi
 import (
 	"time"
 
-	"github.com/hostmint/hostmint/accounts"
+	"github.com/hostmint/hostmint/access"
+
 	"github.com/hostmint/hostmint/addrclass"
 	"github.com/hostmint/hostmint/storage"
 )
@@ -12,24 +13,66 @@ import (
 // times are written by ts.
 
 type hostnameView struct {
-	ID         string `json:"id"`
-	Hostname   string `json:"hostname"`
-	IP         string `json:"ip"`
-	RecordType string `json:"record_type"`
-	Status     string `json:"status"`
-	ExpiresAt  string `json:"expires_at"`
-	CreatedAt  string `json:"created_at"`
+	ID          string  `json:"id"`
+	Hostname    string  `json:"hostname"`
+	IP          string  `json:"ip"`
+	RecordType  string  `json:"record_type"`
+	Target      *string `json:"target,omitempty"` // [P2], when following one
+	Status      string  `json:"status"`
+	Certificate string  `json:"certificate,omitempty"` // [P2]
+	CA          *string `json:"ca,omitempty"`          // [P2], with managed and csr
+	ExpiresAt   string  `json:"expires_at,omitempty"`  // [P1]
+	CreatedAt   string  `json:"created_at"`
 }
 
 func (s *Server) hostnameView(h *storage.Hostname, now time.Time) hostnameView {
 	v := hostnameView{
-		ID: h.ID, Hostname: h.Name, IP: h.IP, Status: s.hostnames.Status(h, now),
-		CreatedAt: ts(h.CreatedAt), ExpiresAt: ts(h.ExpiresAt),
+		ID: h.ID, Hostname: h.Name, IP: h.IP, Status: s.hostnames.Status(h, now), CreatedAt: ts(h.CreatedAt),
 	}
 	if a, err := addrclass.Parse(h.IP); err == nil {
 		v.RecordType = addrclass.RecordType(a)
 	}
+	if s.cfg.Profile == 1 {
+		v.ExpiresAt = ts(h.ExpiresAt)
+		return v
+	}
+	v.Certificate = h.Certificate
+	if h.Target != "" {
+		v.Target = &h.Target
+	}
+	if h.CA != "" {
+		v.CA = &h.CA
+	}
 	return v
+}
+
+type listView struct {
+	Hostnames []hostnameView `json:"hostnames"`
+}
+
+type teamListView struct {
+	Hostnames []hostnameView `json:"hostnames"`
+	Total     int            `json:"total"`
+	Active    int            `json:"active"`
+	Cap       int            `json:"cap"`
+	Limit     int            `json:"limit"`
+	Skip      int            `json:"skip"`
+}
+
+// teamDomainView is a domain as a team member sees it.
+type teamDomainView struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Status    string `json:"status"`
+	CreatedAt string `json:"created_at"`
+}
+
+func teamDomainViewOf(d *storage.Domain) teamDomainView {
+	return teamDomainView{ID: d.ID, Name: d.Name, Status: d.Status, CreatedAt: ts(d.CreatedAt)}
+}
+
+type teamDomainsView struct {
+	Domains []teamDomainView `json:"domains"`
 }
 
 type accountView struct {
@@ -46,16 +89,16 @@ func (s *Server) accountView(a *storage.Account) accountView {
 }
 
 type keyView struct {
-	ID        string           `json:"id"`
-	Key       string           `json:"key,omitempty"`
-	Name      string           `json:"name"`
-	Scopes    []accounts.Scope `json:"scopes"`
-	ExpiresAt *string          `json:"expires_at"`
-	CreatedAt string           `json:"created_at"`
+	ID        string         `json:"id"`
+	Key       string         `json:"key,omitempty"`
+	Name      string         `json:"name"`
+	Scopes    []access.Scope `json:"scopes"`
+	ExpiresAt *string        `json:"expires_at"`
+	CreatedAt string         `json:"created_at"`
 }
 
 func keyViewOf(k *storage.APIKey) keyView {
-	v := keyView{ID: k.ID, Name: k.Name, Scopes: accounts.ParseScopes(k.Scopes), CreatedAt: ts(k.CreatedAt)}
+	v := keyView{ID: k.ID, Name: k.Name, Scopes: access.ParseScopes(k.Scopes), CreatedAt: ts(k.CreatedAt)}
 	if k.ExpiresAt != 0 {
 		e := ts(k.ExpiresAt)
 		v.ExpiresAt = &e

@@ -4,41 +4,48 @@ import (
 	"context"
 	"errors"
 
+	"github.com/hostmint/hostmint/access"
 	"github.com/hostmint/hostmint/problem"
 	"github.com/hostmint/hostmint/storage"
 )
 
-// List returns an account's hostnames that are not released, newest first.
-// Listing never renews anything.
-func (s *Service) List(ctx context.Context, accountID string, limit, skip int) ([]storage.Hostname, error) {
-	return s.store.Reader().ListHostnames(ctx, accountID, limit, skip)
-}
-
-// owned reads a hostname of the account inside tx; another account's
-// hostname is as unknown as one that does not exist.
-func owned(ctx context.Context, tx *storage.Tx, accountID, id string) (*storage.Hostname, error) {
-	h, err := tx.Hostname(ctx, id)
-	if errors.Is(err, storage.ErrNotFound) || err == nil && h.AccountID != accountID {
+// owned reads a hostname of the caller's team that the key may use with
+// scope; another team's hostname is as unknown as one that does not exist.
+func (s *Service) owned(ctx context.Context, q interface {
+	Hostname(context.Context, string) (*storage.Hostname, error)
+	Domain(context.Context, string) (*storage.Domain, error)
+}, p *access.Principal, id, scope string) (*storage.Hostname, error) {
+	h, err := q.Hostname(ctx, id)
+	if errors.Is(err, storage.ErrNotFound) || err == nil && h.AccountID != p.AccountID {
 		return nil, problem.HostnameNotFound()
 	}
-	return h, err
-}
-
-func released(h *storage.Hostname) error {
-	return problem.Conflict("hostname %s was released and cannot be changed; register a new hostname", h.Name)
+	if err != nil {
+		return nil, err
+	}
+	d, err := q.Domain(ctx, h.DomainID)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Require(scope, access.Target{Hostname: h.ID, Name: h.Name, Domain: d.Name}); err != nil {
+		return nil, err
+	}
+	return h, nil
 }
 
 // Get reads one hostname. [P1] reading a live hostname is authenticated use:
 // it slides expires_at; an expired one is returned as it is, not revived.
-func (s *Service) Get(ctx context.Context, accountID, id string) (*storage.Hostname, error) {
+func (s *Service) Get(ctx context.Context, p *access.Principal, id string) (*storage.Hostname, error) {
+	if s.cfg.Profile != 1 {
+		return s.owned(ctx, s.store.Reader(), p, id, access.HostnamesRead)
+	}
 	var h *storage.Hostname
 	err := s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
 		var err error
-		if h, err = owned(ctx, tx, accountID, id); err != nil {
+		if h, err = s.owned(ctx, tx, p, id, access.HostnamesRead); err != nil {
 			return err
 		}
 		now := s.now()
-		if s.cfg.Profile != 1 || s.Status(h, now) != storage.StatusLive {
+		if s.Status(h, now) != storage.StatusLive {
 			return nil
 		}
 		h.ExpiresAt, h.UpdatedAt = s.expiry(now), now.UnixMilli()
@@ -50,42 +57,97 @@ func (s *Service) Get(ctx context.Context, accountID, id string) (*storage.Hostn
 	return h, err
 }
 
-// UpdateInput is a PUT request, fields as sent.
-type UpdateInput struct {
-	IP *string
+// Page is one page of a list, with the [P2] envelope's counts.
+type Page struct {
+	Hostnames          []storage.Hostname
+	Total, Active, Cap int
+	Limit, Skip        int
 }
 
-// Update points the hostname at a new address; [P1] it comes back live with
-// expires_at moved out, even if it had expired.
-func (s *Service) Update(ctx context.Context, accountID, id string, in UpdateInput) (*storage.Hostname, error) {
-	var h *storage.Hostname
-	err := s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
-		var acct *storage.Account
-		var err error
-		if h, acct, err = s.changeable(ctx, tx, accountID, id); err != nil {
-			return err
-		}
-		addr, err := parseIP(in.IP)
+// List returns the hostnames the key may read, newest first: released ones
+// are left out, and [P2] terminated ones. Listing renews nothing. Total and
+// Active count what the key may read; Cap is the team's.
+func (s *Service) List(ctx context.Context, p *access.Principal, limit, skip int) (*Page, error) {
+	reach := p.Reach(access.HostnamesRead)
+	if reach.Empty() {
+		return nil, p.Require(access.HostnamesRead, access.Target{})
+	}
+	q := s.store.Reader()
+	f := storage.Filter{AccountID: p.AccountID, Team: reach.Team, HostnameIDs: reach.Hostnames, Exclude: []string{storage.StatusReleased}}
+	if s.cfg.Profile == 2 {
+		f.Exclude = append(f.Exclude, storage.StatusTerminated)
+	}
+	if len(reach.Domains) > 0 {
+		ds, err := q.Domains(ctx)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if err := s.checkAddressPlan(acct, addr.class); err != nil {
-			return err
+		for _, d := range ds {
+			for _, name := range reach.Domains {
+				if d.Name == name && d.AccountID == p.AccountID {
+					f.DomainIDs = append(f.DomainIDs, d.ID)
+				}
+			}
 		}
-		h.IP = addr.text
-		return s.touch(ctx, tx, acct, h)
-	})
-	return h, err
+	}
+	hs, err := q.FindHostnames(ctx, f, limit, skip)
+	if err != nil {
+		return nil, err
+	}
+	page := &Page{Hostnames: hs, Limit: limit, Skip: skip}
+	if s.cfg.Profile == 1 {
+		return page, nil
+	}
+	if page.Total, err = q.CountHostnames(ctx, f); err != nil {
+		return nil, err
+	}
+	if page.Active, err = q.CountHostnames(ctx, f, storage.StatusLive, storage.StatusPending); err != nil {
+		return nil, err
+	}
+	acct, err := q.Account(ctx, p.AccountID)
+	if err != nil {
+		return nil, err
+	}
+	page.Cap = s.Cap(acct)
+	return page, nil
+}
+
+// changeable reads the caller's hostname for a change, refusing the states
+// that take none, and locks the account whose caps, plan and limits the
+// change is checked against.
+func (s *Service) changeable(ctx context.Context, tx *storage.Tx, p *access.Principal, id string) (*storage.Hostname, *storage.Account, error) {
+	h, err := s.owned(ctx, tx, p, id, access.HostnamesWrite)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := refuseState(h); err != nil {
+		return nil, nil, err
+	}
+	acct, err := tx.LockAccount(ctx, p.AccountID)
+	return h, acct, err
+}
+
+// refuseState answers a change to a hostname in a state that takes none.
+func refuseState(h *storage.Hostname) error {
+	switch h.Status {
+	case storage.StatusReleased:
+		return problem.Conflict("hostname %s was released and cannot be changed; register a new hostname", h.Name)
+	case storage.StatusTerminated:
+		return problem.Conflict("hostname %s was terminated after an abuse review and cannot be changed", h.Name)
+	case storage.StatusSuspended:
+		return problem.Forbidden("hostname %s is suspended while an abuse report is reviewed", h.Name)
+	}
+	return nil
 }
 
 // Renew is the profile-1 heartbeat: expires_at moves out and an expired,
 // unreleased hostname comes back live.
-func (s *Service) Renew(ctx context.Context, accountID, id string) (*storage.Hostname, error) {
+func (s *Service) Renew(ctx context.Context, p *access.Principal, id string) (*storage.Hostname, error) {
 	var h *storage.Hostname
 	err := s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
 		var acct *storage.Account
 		var err error
-		if h, acct, err = s.changeable(ctx, tx, accountID, id); err != nil {
+		if h, acct, err = s.changeable(ctx, tx, p, id); err != nil {
 			return err
 		}
 		return s.touch(ctx, tx, acct, h)
@@ -93,22 +155,9 @@ func (s *Service) Renew(ctx context.Context, accountID, id string) (*storage.Hos
 	return h, err
 }
 
-// changeable reads the caller's hostname for a change, refusing a released
-// one, and locks the account whose caps and plan the change is checked against.
-func (s *Service) changeable(ctx context.Context, tx *storage.Tx, accountID, id string) (*storage.Hostname, *storage.Account, error) {
-	h, err := owned(ctx, tx, accountID, id)
-	if err != nil {
-		return nil, nil, err
-	}
-	if h.Status == storage.StatusReleased {
-		return nil, nil, released(h)
-	}
-	acct, err := tx.LockAccount(ctx, accountID)
-	return h, acct, err
-}
-
-// touch makes h live with a fresh expiry and writes it. Reviving an expired
-// hostname makes it active again, so it counts against the cap like a create.
+// touch makes a profile-1 hostname live with a fresh expiry and writes it.
+// Reviving an expired hostname makes it active again, so it counts against
+// the cap like a create.
 func (s *Service) touch(ctx context.Context, tx *storage.Tx, acct *storage.Account, h *storage.Hostname) error {
 	now := s.now()
 	if s.Status(h, now) == StatusExpired {
@@ -123,12 +172,16 @@ func (s *Service) touch(ctx context.Context, tx *storage.Tx, acct *storage.Accou
 	return tx.Changed(ctx, storage.KindHostname, h.ID)
 }
 
-// Release stops serving the hostname and retires its label. Releasing a
-// released hostname changes nothing and succeeds.
-func (s *Service) Release(ctx context.Context, accountID, id string) error {
+// Release stops serving the hostname and retires its label: for everyone
+// ([P1]), or for every team but the one that released it ([P2]). Releasing
+// a released hostname changes nothing and succeeds.
+func (s *Service) Release(ctx context.Context, p *access.Principal, id string) error {
 	return s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
-		h, err := owned(ctx, tx, accountID, id)
+		h, err := s.owned(ctx, tx, p, id, access.HostnamesWrite)
 		if err != nil || h.Status == storage.StatusReleased {
+			return err
+		}
+		if err := refuseState(h); err != nil {
 			return err
 		}
 		now := s.now().UnixMilli()
@@ -136,7 +189,7 @@ func (s *Service) Release(ctx context.Context, accountID, id string) error {
 		if err := tx.UpdateHostname(ctx, h); err != nil {
 			return err
 		}
-		if err := tx.Retire(ctx, &storage.RetiredLabel{DomainID: h.DomainID, Label: h.Label, AccountID: accountID, RetiredAt: now}); err != nil {
+		if err := tx.Retire(ctx, &storage.RetiredLabel{DomainID: h.DomainID, Label: h.Label, AccountID: p.AccountID, RetiredAt: now}); err != nil {
 			return err
 		}
 		return tx.Changed(ctx, storage.KindHostname, h.ID)

@@ -1,6 +1,7 @@
 // Package hostnames holds the lifecycle rules of a hostname: what create,
-// read, update, renew and release may do in each profile, the plan gates,
-// caps and label rules, and the state a hostname is in at a given moment.
+// read, update, renew, release and the abuse actions may do in each
+// profile, the plan gates, caps, rate limits, address classes, domains and
+// label rules, and the state a hostname is in at a given moment.
 //
 // It decides and returns problem errors with the spec's status and code; it
 // knows nothing of HTTP requests or DNS messages, and reaches the database
@@ -9,16 +10,16 @@ package hostnames
 
 import (
 	"context"
-	"errors"
 	"log/slog"
+	"net/netip"
 	"strings"
 	"time"
 
 	"github.com/hostmint/hostmint/addrclass"
-	"github.com/hostmint/hostmint/apikey"
 	"github.com/hostmint/hostmint/labels"
 	"github.com/hostmint/hostmint/problem"
 	"github.com/hostmint/hostmint/storage"
+	"github.com/hostmint/hostmint/targets"
 )
 
 // Plans of profile 1.
@@ -32,6 +33,9 @@ const (
 // the others are this service's defaults (Corefile plan_cap changes them).
 var DefaultCaps = map[string]int{PlanFree: 25, PlanPro: 100, PlanBusiness: 1000}
 
+// DefaultTeamCap is the cap of a profile-2 plan that no plan_cap names.
+const DefaultTeamCap = 25
+
 // Config is what the rules depend on.
 type Config struct {
 	Profile    int
@@ -40,6 +44,11 @@ type Config struct {
 	Labels     *labels.Policy
 	// Reserved labels besides the policy (the nameservers' own names).
 	Reserved map[string]bool
+	// CertKey says whether a certificate encryption key is configured
+	// ([P2] certificate: managed needs one).
+	CertKey bool
+	// Resolver resolves [P2] targets; nil: targets are not available.
+	Resolver *targets.Resolver
 }
 
 // Propagation waits until this node serves a committed change.
@@ -75,8 +84,14 @@ func (s *Service) Cap(a *storage.Account) int {
 	if a.Cap != nil {
 		return *a.Cap
 	}
-	return s.cfg.Caps[a.Plan]
+	if c, ok := s.cfg.Caps[a.Plan]; ok {
+		return c
+	}
+	return DefaultTeamCap
 }
+
+// StatusExpired is the derived profile-1 state.
+const StatusExpired = "expired"
 
 // Status is the state h is in at now: a stored "live" whose idle time has
 // run out reads "expired" ([P1]).
@@ -86,9 +101,6 @@ func (s *Service) Status(h *storage.Hostname, now time.Time) string {
 	}
 	return h.Status
 }
-
-// StatusExpired is the derived profile-1 state.
-const StatusExpired = "expired"
 
 // write runs fn in one transaction and then waits (briefly) until this node
 // serves the change, so a client that resolves right after the answer sees it.
@@ -107,70 +119,6 @@ func (s *Service) write(ctx context.Context, fn func(ctx context.Context, tx *st
 	return nil
 }
 
-// CreateInput is a create request, fields as sent.
-type CreateInput struct {
-	IP    *string
-	Label *string
-}
-
-// Create registers an address and mints a hostname.
-func (s *Service) Create(ctx context.Context, accountID string, in CreateInput) (*storage.Hostname, error) {
-	addr, err := parseIP(in.IP)
-	if err != nil {
-		return nil, err
-	}
-	var label string
-	if in.Label != nil {
-		label = strings.ToLower(*in.Label)
-		if err := s.checkLabel(label); err != nil {
-			return nil, err
-		}
-	}
-	var h *storage.Hostname
-	err = s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
-		acct, err := tx.LockAccount(ctx, accountID)
-		if err != nil {
-			return err
-		}
-		if err := s.checkAddressPlan(acct, addr.class); err != nil {
-			return err
-		}
-		if in.Label != nil && acct.Plan != PlanPro && acct.Plan != PlanBusiness {
-			return problem.Forbidden("custom labels need the Pro or Business plan (this account is on %s)", acct.Plan)
-		}
-		now := s.now()
-		if err := s.checkCap(ctx, tx, acct, now); err != nil {
-			return err
-		}
-		dom, err := s.poolDomain(ctx, tx)
-		if err != nil {
-			return err
-		}
-		if in.Label != nil {
-			if err := s.labelFree(ctx, tx, dom, label); err != nil {
-				return err
-			}
-		} else if label, err = s.opaqueLabel(ctx, tx, dom); err != nil {
-			return err
-		}
-		ms := now.UnixMilli()
-		h = &storage.Hostname{
-			ID: "h_" + apikey.Random(10), AccountID: acct.ID, DomainID: dom.ID,
-			Label: label, Name: label + "." + dom.Name, IP: addr.text,
-			Status: storage.StatusLive, CreatedAt: ms, UpdatedAt: ms,
-			ExpiresAt: s.expiry(now),
-		}
-		if err := tx.InsertHostname(ctx, h); err != nil {
-			if errors.Is(err, storage.ErrConflict) {
-				return problem.Conflict("label %q is taken on %s", label, dom.Name)
-			}
-			return err
-		}
-		return tx.Changed(ctx, storage.KindHostname, h.ID)
-	})
-	return h, err
-}
-
 // expiry is the expires_at of a hostname used at now (0: never, [P2]).
 func (s *Service) expiry(now time.Time) int64 {
 	if s.cfg.Profile != 1 {
@@ -179,83 +127,19 @@ func (s *Service) expiry(now time.Time) int64 {
 	return now.Add(s.cfg.IdleExpiry).UnixMilli()
 }
 
-func (s *Service) checkLabel(label string) error {
+// checkLabel applies the label rules to a custom label or subdomain.
+func (s *Service) checkLabel(field, label string) error {
 	if err := labels.Syntax(label); err != nil {
-		return problem.BadRequest("label %s", err)
+		return problem.BadRequest("%s %s", field, err)
 	}
 	if s.cfg.Labels.Blocked(label) || s.cfg.Reserved[label] {
-		return problem.BadRequest("label %q is reserved or blocked; choose another", label)
+		return problem.BadRequest("%s %q is reserved or blocked; choose another", field, label)
 	}
 	return nil
-}
-
-func (s *Service) checkAddressPlan(acct *storage.Account, class addrclass.Class) error {
-	if s.cfg.Profile == 1 && class == addrclass.Private && acct.Plan != PlanBusiness {
-		return problem.Forbidden("private and reserved addresses need the Business plan (this account is on %s)", acct.Plan)
-	}
-	return nil
-}
-
-func (s *Service) checkCap(ctx context.Context, tx *storage.Tx, acct *storage.Account, now time.Time) error {
-	n, err := tx.CountActive(ctx, acct.ID, now.UnixMilli())
-	if err != nil {
-		return err
-	}
-	if c := s.Cap(acct); n >= c {
-		return problem.RateLimited("active-hostname cap reached: %d of %d; release one first", n, c)
-	}
-	return nil
-}
-
-// poolDomain is the domain profile-1 names are minted on: the oldest active
-// domain that belongs to no account.
-func (s *Service) poolDomain(ctx context.Context, tx *storage.Tx) (*storage.Domain, error) {
-	ds, err := tx.Domains(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for i := range ds {
-		if ds[i].AccountID == "" && ds[i].Status == storage.DomainActive {
-			return &ds[i], nil
-		}
-	}
-	return nil, problem.New(409, problem.CodeNoDomainAvailable, "no domain is available for new hostnames; ask the operator to add one")
-}
-
-// labelFree checks that label can be taken on dom: no live holder, and
-// ([P1]) never released by anyone.
-func (s *Service) labelFree(ctx context.Context, tx *storage.Tx, dom *storage.Domain, label string) error {
-	if _, err := tx.LabelHolder(ctx, dom.ID, label); err == nil {
-		return problem.Conflict("label %q is taken on %s", label, dom.Name)
-	} else if !errors.Is(err, storage.ErrNotFound) {
-		return err
-	}
-	if _, err := tx.Retired(ctx, dom.ID, label); err == nil {
-		return problem.Conflict("label %q was released on %s and is retired for good", label, dom.Name)
-	} else if !errors.Is(err, storage.ErrNotFound) {
-		return err
-	}
-	return nil
-}
-
-func (s *Service) opaqueLabel(ctx context.Context, tx *storage.Tx, dom *storage.Domain) (string, error) {
-	for range 8 {
-		l := labels.Opaque()
-		if s.cfg.Labels.Blocked(l) || s.cfg.Reserved[l] {
-			continue
-		}
-		err := s.labelFree(ctx, tx, dom, l)
-		if err == nil {
-			return l, nil
-		}
-		if _, ok := problem.As(err); !ok {
-			return "", err
-		}
-	}
-	return "", errors.New("hostnames: no free opaque label after 8 tries")
 }
 
 type parsedIP struct {
+	addr  netip.Addr
 	text  string
 	class addrclass.Class
 }
@@ -268,5 +152,23 @@ func parseIP(ip *string) (parsedIP, error) {
 	if err != nil {
 		return parsedIP{}, problem.BadRequest("ip %q is not an IPv4 or IPv6 address", *ip)
 	}
-	return parsedIP{text: a.String(), class: addrclass.Of(a)}, nil
+	return parsedIP{addr: a, text: a.String(), class: addrclass.Of(a)}, nil
+}
+
+// joinAddrs is the stored form of the addresses DNS serves.
+func joinAddrs(as []netip.Addr) string {
+	ss := make([]string, len(as))
+	for i, a := range as {
+		ss[i] = a.String()
+	}
+	return strings.Join(ss, ",")
+}
+
+// ClassOf is the address class a hostname was minted with.
+func ClassOf(h *storage.Hostname) addrclass.Class {
+	if h.Class != "" {
+		return addrclass.Class(h.Class)
+	}
+	a, _ := addrclass.Parse(h.IP)
+	return addrclass.Of(a)
 }

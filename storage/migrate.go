@@ -76,6 +76,22 @@ CREATE TABLE changes (
 	ref TEXT NOT NULL,
 	created_at BIGINT NOT NULL
 )`},
+	{2, "profile 2: certificate modes, address classes, targets, rate events", `
+ALTER TABLE hostnames ADD COLUMN certificate TEXT NOT NULL DEFAULT 'self';
+ALTER TABLE hostnames ADD COLUMN ca TEXT NOT NULL DEFAULT '';
+ALTER TABLE hostnames ADD COLUMN class TEXT NOT NULL DEFAULT '';
+ALTER TABLE hostnames ADD COLUMN target TEXT NOT NULL DEFAULT '';
+ALTER TABLE hostnames ADD COLUMN addrs TEXT NOT NULL DEFAULT '';
+ALTER TABLE hostnames ADD COLUMN refresh_at BIGINT NOT NULL DEFAULT 0;
+UPDATE hostnames SET addrs = ip;
+CREATE INDEX hostnames_status ON hostnames (status);
+CREATE TABLE rate_events (
+	id {{serial}},
+	account_id TEXT NOT NULL,
+	kind TEXT NOT NULL,
+	at BIGINT NOT NULL
+);
+CREATE INDEX rate_events_window ON rate_events (account_id, kind, at)`},
 }
 
 // dialectSQL fills in what the two dialects spell differently.

@@ -63,20 +63,40 @@ type Hostname struct {
 	DomainID   string `bun:"domain_id"`
 	Label      string `bun:"label"`
 	Name       string `bun:"name"` // label.domain, lowercase, no trailing dot
-	IP         string `bun:"ip"`
+	IP         string `bun:"ip"`   // the address set by the caller, or the target's first
 	Status     string `bun:"status"`
 	ExpiresAt  int64  `bun:"expires_at"`
 	CreatedAt  int64  `bun:"created_at"`
 	UpdatedAt  int64  `bun:"updated_at"`
 	ReleasedAt int64  `bun:"released_at"`
+
+	Certificate string `bun:"certificate"` // [P2] self | managed | csr
+	CA          string `bun:"ca"`          // [P2] letsencrypt | google; "" with self
+	Class       string `bun:"class"`       // [P2] public | private, fixed at mint
+	Target      string `bun:"target"`      // [P2] name followed, "" when set by ip
+	Addrs       string `bun:"addrs"`       // addresses DNS serves, comma-separated
+	RefreshAt   int64  `bun:"refresh_at"`  // [P2] when the target is resolved again
 }
 
 // Stored hostname statuses ("expired" is derived, never stored).
 const (
-	StatusPending  = "pending"
-	StatusLive     = "live"
-	StatusReleased = "released"
+	StatusPending    = "pending"
+	StatusLive       = "live"
+	StatusReleased   = "released"
+	StatusSuspended  = "suspended"
+	StatusTerminated = "terminated"
 )
+
+// RateEvent is one counted action of an account (a registration, an
+// update), kept a short while so that limits hold across every node.
+type RateEvent struct {
+	bun.BaseModel `bun:"table:rate_events"`
+
+	ID        int64  `bun:"id,pk,autoincrement"`
+	AccountID string `bun:"account_id"`
+	Kind      string `bun:"kind"`
+	At        int64  `bun:"at"`
+}
 
 // RetiredLabel is a label that was released on a domain. In profile 1 no one
 // may take it again; AccountID says whose it was.

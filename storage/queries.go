@@ -175,11 +175,12 @@ func (q Queries) ListHostnames(ctx context.Context, accountID string, limit, ski
 	return hs, mapErr(err)
 }
 
-// CountActive counts an account's live hostnames that have not expired at now
-// (expires_at 0 never expires).
+// CountActive counts an account's live (or pending, on the way to live)
+// hostnames that have not expired at now (expires_at 0 never expires).
 func (q Queries) CountActive(ctx context.Context, accountID string, now int64) (int, error) {
 	n, err := q.db.NewSelect().Model((*Hostname)(nil)).
-		Where("account_id = ? AND status = ? AND (expires_at = 0 OR expires_at > ?)", accountID, StatusLive, now).
+		Where("account_id = ? AND status IN (?) AND (expires_at = 0 OR expires_at > ?)",
+			accountID, bun.In([]string{StatusLive, StatusPending}), now).
 		Count(ctx)
 	return int(n), mapErr(err)
 }
@@ -210,7 +211,7 @@ func (q Queries) Retire(ctx context.Context, r *RetiredLabel) error {
 // released), streaming rows so a million names never sit in one slice.
 func (q Queries) ScanServable(ctx context.Context, fn func(*Hostname) error) error {
 	rows, err := q.db.NewSelect().Model((*Hostname)(nil)).
-		Column("id", "name", "ip", "status", "expires_at").
+		Column("id", "name", "ip", "addrs", "status", "expires_at").
 		Where("status <> ?", StatusReleased).Rows(ctx)
 	if err != nil {
 		return mapErr(err)
@@ -218,7 +219,7 @@ func (q Queries) ScanServable(ctx context.Context, fn func(*Hostname) error) err
 	defer rows.Close()
 	var h Hostname
 	for rows.Next() {
-		if err := rows.Scan(&h.ID, &h.Name, &h.IP, &h.Status, &h.ExpiresAt); err != nil {
+		if err := rows.Scan(&h.ID, &h.Name, &h.IP, &h.Addrs, &h.Status, &h.ExpiresAt); err != nil {
 			return mapErr(err)
 		}
 		if err := fn(&h); err != nil {
@@ -248,4 +249,111 @@ func (q Queries) ChangesAfter(ctx context.Context, after int64, also []int64, li
 		sel = sel.Where("id > ?", after)
 	}
 	return cs, mapErr(sel.Scan(ctx))
+}
+
+// ---- rate events
+
+// AddRateEvent records one counted action.
+func (q Queries) AddRateEvent(ctx context.Context, e *RateEvent) error {
+	_, err := q.db.NewInsert().Model(e).Exec(ctx)
+	return mapErr(err)
+}
+
+// RateEvents counts an account's events of kind at or after since, and
+// returns the time of the oldest of them (0 when there are none). Older
+// events of the account and kind are deleted on the way.
+func (q Queries) RateEvents(ctx context.Context, accountID, kind string, since int64) (n int, oldest int64, err error) {
+	if _, err := q.db.NewDelete().Model((*RateEvent)(nil)).
+		Where("account_id = ? AND kind = ? AND at < ?", accountID, kind, since).Exec(ctx); err != nil {
+		return 0, 0, mapErr(err)
+	}
+	var row struct {
+		N      int   `bun:"n"`
+		Oldest int64 `bun:"oldest"`
+	}
+	err = q.db.NewSelect().Model((*RateEvent)(nil)).
+		ColumnExpr("COUNT(*) AS n, COALESCE(MIN(at), 0) AS oldest").
+		Where("account_id = ? AND kind = ? AND at >= ?", accountID, kind, since).Scan(ctx, &row)
+	return row.N, row.Oldest, mapErr(err)
+}
+
+// ---- profile 2
+
+// Filter selects an account's hostnames. Empty DomainIDs and HostnameIDs
+// with Team false select nothing; Team selects every one.
+type Filter struct {
+	AccountID   string
+	Team        bool
+	DomainIDs   []string
+	HostnameIDs []string
+	Exclude     []string // statuses left out
+}
+
+func (f Filter) apply(sel *bun.SelectQuery) *bun.SelectQuery {
+	sel = sel.Where("account_id = ?", f.AccountID)
+	if len(f.Exclude) > 0 {
+		sel = sel.Where("status NOT IN (?)", bun.In(f.Exclude))
+	}
+	if f.Team {
+		return sel
+	}
+	return sel.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+		q = q.Where("1 = 0")
+		if len(f.DomainIDs) > 0 {
+			q = q.WhereOr("domain_id IN (?)", bun.In(f.DomainIDs))
+		}
+		if len(f.HostnameIDs) > 0 {
+			q = q.WhereOr("id IN (?)", bun.In(f.HostnameIDs))
+		}
+		return q
+	})
+}
+
+// FindHostnames lists the hostnames f selects, newest first (limit >= 1).
+func (q Queries) FindHostnames(ctx context.Context, f Filter, limit, skip int) ([]Hostname, error) {
+	hs := []Hostname{}
+	sel := f.apply(q.db.NewSelect().Model(&hs)).
+		OrderExpr("created_at DESC, id DESC").Limit(int64(max(limit, 1))).Offset(int64(max(skip, 0)))
+	return hs, mapErr(sel.Scan(ctx))
+}
+
+// CountHostnames counts the hostnames f selects that have one of statuses
+// (any status when none are given).
+func (q Queries) CountHostnames(ctx context.Context, f Filter, statuses ...string) (int, error) {
+	sel := f.apply(q.db.NewSelect().Model((*Hostname)(nil)))
+	if len(statuses) > 0 {
+		sel = sel.Where("status IN (?)", bun.In(statuses))
+	}
+	n, err := sel.Count(ctx)
+	return int(n), mapErr(err)
+}
+
+// HostnamesWithStatus lists up to limit hostnames in a status, oldest change first.
+func (q Queries) HostnamesWithStatus(ctx context.Context, status string, limit int) ([]Hostname, error) {
+	hs := []Hostname{}
+	err := q.db.NewSelect().Model(&hs).Where("status = ?", status).
+		OrderExpr("updated_at").Limit(int64(limit)).Scan(ctx)
+	return hs, mapErr(err)
+}
+
+// TargetsDue lists up to limit served hostnames that follow a target whose
+// refresh time has come.
+func (q Queries) TargetsDue(ctx context.Context, now int64, limit int) ([]Hostname, error) {
+	hs := []Hostname{}
+	err := q.db.NewSelect().Model(&hs).
+		Where("target <> '' AND refresh_at <= ? AND status IN (?)", now, bun.In([]string{StatusPending, StatusLive})).
+		OrderExpr("refresh_at").Limit(int64(limit)).Scan(ctx)
+	return hs, mapErr(err)
+}
+
+// UpdateHostnameIf writes h only if the stored row still has the given
+// updated_at (optimistic: another node may have changed it since it was
+// read), and reports whether it did.
+func (q Queries) UpdateHostnameIf(ctx context.Context, h *Hostname, updatedAt int64) (bool, error) {
+	res, err := q.db.NewUpdate().Model(h).WherePK().Where("updated_at = ?", updatedAt).Exec(ctx)
+	if err != nil {
+		return false, mapErr(err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
 }

@@ -36,7 +36,7 @@ func (h *Hostname) answer(m *dns.Msg, z *zone, state request.Request) {
 	}
 	if e := h.index.host(qname); e != nil {
 		if ttl, live := e.ttl(h.cfg.addressTTL, time.Now()); live {
-			if m.Answer = addrRRs(owner, qtype, []netip.Addr{e.addr}, ttl); len(m.Answer) == 0 {
+			if m.Answer = addrRRs(owner, qtype, e.addrs, ttl); len(m.Answer) == 0 {
 				h.nodata(m, z)
 			}
 			return

@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync"
 
-	"github.com/hostmint/hostmint/addrclass"
+	"github.com/hostmint/hostmint/hostnames"
 	"github.com/hostmint/hostmint/storage"
 	"github.com/miekg/dns"
 )
@@ -88,11 +88,11 @@ func entry(h *storage.Hostname) *host {
 	if h.Status != storage.StatusLive && h.Status != storage.StatusPending {
 		return nil
 	}
-	a, err := addrclass.Parse(h.IP)
-	if err != nil {
+	addrs := hostnames.AddrsOf(h)
+	if len(addrs) == 0 {
 		return nil
 	}
-	return &host{id: h.ID, addr: a, expires: h.ExpiresAt}
+	return &host{id: h.ID, addrs: addrs, expires: h.ExpiresAt}
 }
 
 func loadZones(ctx context.Context, q storage.Queries) (zoneSet, error) {

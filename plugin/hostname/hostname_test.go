@@ -37,7 +37,7 @@ func newTestHostname(tb testing.TB, body string, zones ...string) *Hostname {
 
 // addHost puts name (lowercase FQDN) in h's index; expires is Unix ms, 0 for never.
 func addHost(h *Hostname, name, ip string, expires int64) {
-	h.index.put(h.index.hosts.Load(), name, &host{id: "hn_" + name, addr: netip.MustParseAddr(ip), expires: expires})
+	h.index.put(h.index.hosts.Load(), name, &host{id: "hn_" + name, addrs: []netip.Addr{netip.MustParseAddr(ip)}, expires: expires})
 }
 
 // fixture is example.org. and example.net., served by ns1.example.org
@@ -572,7 +572,7 @@ func BenchmarkServeDNS(b *testing.B) {
 		if i%2 == 0 {
 			exp = far
 		}
-		h.index.put(h.index.hosts.Load(), fmt.Sprintf("h%06d.example.org.", i), &host{id: fmt.Sprint(i), addr: ip, expires: exp})
+		h.index.put(h.index.hosts.Load(), fmt.Sprintf("h%06d.example.org.", i), &host{id: fmt.Sprint(i), addrs: []netip.Addr{ip}, expires: exp})
 	}
 
 	// 80% names that exist, 20% that do not.

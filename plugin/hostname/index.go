@@ -26,8 +26,8 @@ type Index struct {
 // host is what DNS needs of a hostname.
 type host struct {
 	id      string
-	addr    netip.Addr
-	expires int64 // Unix ms; 0: never
+	addrs   []netip.Addr // one set by the caller, or those of its target
+	expires int64        // Unix ms; 0: never
 }
 
 // zone is one domain we are authoritative for.

@@ -2,14 +2,19 @@ package hostname
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/netip"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hostmint/hostmint/nsprobe"
+	"github.com/hostmint/hostmint/targets"
 
 	"github.com/coredns/caddy"
 	"github.com/coredns/coredns/core/dnsserver"
@@ -319,8 +324,41 @@ func hostPort(s string) (string, error) {
 
 // runtime is what an instance holds between OnStartup and OnShutdown.
 type runtime struct {
-	backend *backend
-	api     *apiServer
+	backend   *backend
+	api       *apiServer
+	stopWatch func() // [P2] the pending and target watcher
+}
+
+// watchTick is how often the [P2] watcher looks for work.
+const watchTick = 100 * time.Millisecond
+
+// probed are the nameserver addresses a pending hostname must be observed
+// on (nameservers given without an address cannot be asked).
+func (h *Hostname) probed() []string {
+	var out []string
+	for _, ns := range h.cfg.nameservers {
+		if ns.addr != "" {
+			out = append(out, ns.addr)
+		}
+	}
+	return out
+}
+
+// checkCertKey reads the certificate encryption key file, if configured: 32
+// random bytes, base64. It reports whether a key is configured.
+func checkCertKey(path string) (bool, error) {
+	if path == "" {
+		return false, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false, fmt.Errorf("cert_encryption_key_file: %w", err)
+	}
+	key, err := base64.StdEncoding.DecodeString(strings.TrimSpace(string(b)))
+	if err != nil || len(key) != 32 {
+		return false, fmt.Errorf("cert_encryption_key_file %s: want 32 random bytes, base64 (openssl rand -base64 32)", path)
+	}
+	return true, nil
 }
 
 // start opens (or shares) the store and the API listener.
@@ -349,9 +387,15 @@ func (h *Hostname) start() error {
 	for _, ns := range cfg.nameservers {
 		reserved[strings.SplitN(ns.name, ".", 2)[0]] = true
 	}
+	certKey, err := checkCertKey(cfg.certKeyFile)
+	if err != nil {
+		b.release()
+		return plugin.Error("hostname", err)
+	}
 	logger := slog.Default().With("plugin", "hostname")
 	hs := hostnames.New(b.store, hostnames.Config{
 		Profile: cfg.profile, IdleExpiry: cfg.idleExpiry, Caps: cfg.caps, Labels: policy, Reserved: reserved,
+		CertKey: certKey, Resolver: &targets.Resolver{Servers: cfg.resolvers},
 	}, b.feed, logger)
 	srv := adminapi.New(adminapi.Config{
 		Profile: cfg.profile, BaseURL: cfg.baseURL, AdminToken: token,
@@ -364,6 +408,15 @@ func (h *Hostname) start() error {
 	}
 	h.index = b.index
 	h.rt = &runtime{backend: b, api: api}
+	if cfg.profile == 2 {
+		wctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			hs.Watch(wctx, &nsprobe.Prober{Servers: h.probed()}, watchTick)
+		}()
+		h.rt.stopWatch = func() { cancel(); <-done }
+	}
 	for _, ns := range cfg.nameservers {
 		if len(h.static[ns.name]) == 0 && h.configured(ns.name) {
 			log.Warningf("nameserver %s is inside a served domain but has no address: give it one (nameserver NAME ADDR) or it is lame", ns.name)
@@ -392,6 +445,9 @@ func (h *Hostname) stop() error {
 	}
 	rt := h.rt
 	h.rt = nil
+	if rt.stopWatch != nil {
+		rt.stopWatch()
+	}
 	errAPI := rt.api.release()
 	errStore := rt.backend.release()
 	if errAPI != nil {

@@ -1,0 +1,257 @@
+package hostnames
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/hostmint/hostmint/access"
+	"github.com/hostmint/hostmint/addrclass"
+	"github.com/hostmint/hostmint/apikey"
+	"github.com/hostmint/hostmint/labels"
+	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/ratelimit"
+	"github.com/hostmint/hostmint/storage"
+)
+
+// Certificate modes and CAs ([P2]).
+const (
+	CertSelf    = "self"
+	CertManaged = "managed"
+	CertCSR     = "csr"
+
+	CALetsEncrypt = "letsencrypt"
+	CAGoogle      = "google"
+)
+
+// CreateInput is a create request, fields as sent (nil: not sent).
+type CreateInput struct {
+	IP          *string
+	Label       *string // [P1]
+	Subdomain   *string // [P2]
+	Domain      *string // [P2]
+	Certificate *string // [P2]
+	CA          *string // [P2]
+}
+
+// created is a create request after the checks that need no database.
+type created struct {
+	addr        parsedIP
+	label       string // custom label or subdomain, "" for an opaque one
+	certificate string
+	ca          string
+}
+
+func (s *Service) checkCreate(in CreateInput) (*created, error) {
+	addr, err := parseIP(in.IP)
+	if err != nil {
+		return nil, err
+	}
+	c := &created{addr: addr}
+	custom, field := in.Label, "label"
+	if s.cfg.Profile == 1 {
+		for name, v := range map[string]*string{"subdomain": in.Subdomain, "domain": in.Domain, "certificate": in.Certificate, "ca": in.CA} {
+			if v != nil {
+				return nil, problem.BadRequest("%s is not a field of this deployment (profile 1)", name)
+			}
+		}
+	} else {
+		if in.Label != nil {
+			return nil, problem.BadRequest("label is not a field of this deployment (profile 2); use subdomain")
+		}
+		custom, field = in.Subdomain, "subdomain"
+		if err := c.checkCertificate(in, s.cfg.CertKey); err != nil {
+			return nil, err
+		}
+	}
+	if custom != nil {
+		c.label = strings.ToLower(*custom)
+		if err := s.checkLabel(field, c.label); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+func (c *created) checkCertificate(in CreateInput, certKey bool) error {
+	c.certificate = CertSelf
+	if in.Certificate != nil {
+		c.certificate = *in.Certificate
+	}
+	switch c.certificate {
+	case CertSelf:
+		if in.CA != nil {
+			return problem.BadRequest("ca applies to certificate managed or csr, not self")
+		}
+		return nil
+	case CertManaged, CertCSR:
+	default:
+		return problem.BadRequest("certificate must be self, managed or csr, got %q", c.certificate)
+	}
+	c.ca = CALetsEncrypt
+	if in.CA != nil {
+		c.ca = *in.CA
+	}
+	if c.ca != CALetsEncrypt && c.ca != CAGoogle {
+		return problem.BadRequest("ca must be letsencrypt or google, got %q", c.ca)
+	}
+	if c.certificate == CertManaged && !certKey {
+		return problem.NotImplemented("certificate managed needs a certificate encryption key, and this deployment has none configured")
+	}
+	return nil
+}
+
+// Create registers an address and mints a hostname.
+func (s *Service) Create(ctx context.Context, p *access.Principal, in CreateInput) (*storage.Hostname, error) {
+	c, err := s.checkCreate(in)
+	if err != nil {
+		return nil, err
+	}
+	if s.cfg.Profile == 2 && p.Reach(access.HostnamesWrite).Empty() {
+		return nil, p.Require(access.HostnamesWrite, access.Target{})
+	}
+	var h *storage.Hostname
+	err = s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+		acct, err := tx.LockAccount(ctx, p.AccountID)
+		if err != nil {
+			return err
+		}
+		now := s.now()
+		var dom *storage.Domain
+		if s.cfg.Profile == 1 {
+			if err := s.checkPlan(acct, c); err != nil {
+				return err
+			}
+			if dom, err = s.poolDomain(ctx, tx); err != nil {
+				return err
+			}
+		} else {
+			if !acct.Billing {
+				return problem.New(402, problem.CodePaymentRequired, "this team has no card on file; finish signing up before registering hostnames")
+			}
+			if dom, err = s.teamDomain(ctx, tx, acct, p, in.Domain); err != nil {
+				return err
+			}
+		}
+		if err := p.Require(access.HostnamesWrite, access.Target{Domain: dom.Name}); err != nil {
+			return err
+		}
+		if s.cfg.Profile == 2 {
+			if err := ratelimit.Take(ctx, tx, acct.ID, ratelimit.Registrations, now); err != nil {
+				return err
+			}
+		}
+		if err := s.checkCap(ctx, tx, acct, now); err != nil {
+			return err
+		}
+		label := c.label
+		if label != "" {
+			err = s.labelFree(ctx, tx, dom, label, acct.ID)
+		} else {
+			label, err = s.opaqueLabel(ctx, tx, dom, acct.ID)
+		}
+		if err != nil {
+			return err
+		}
+		ms := now.UnixMilli()
+		h = &storage.Hostname{
+			ID: "h_" + apikey.Random(10), AccountID: acct.ID, DomainID: dom.ID,
+			Label: label, Name: label + "." + dom.Name, IP: c.addr.text, Addrs: c.addr.text,
+			Class: string(c.addr.class), Certificate: c.certificate, CA: c.ca,
+			Status: storage.StatusLive, CreatedAt: ms, UpdatedAt: ms, ExpiresAt: s.expiry(now),
+		}
+		if s.cfg.Profile == 2 {
+			h.Status = storage.StatusPending // live once every nameserver answers for it
+		}
+		if err := tx.InsertHostname(ctx, h); err != nil {
+			if errors.Is(err, storage.ErrConflict) {
+				return problem.Conflict("%s is taken", h.Name)
+			}
+			return err
+		}
+		return tx.Changed(ctx, storage.KindHostname, h.ID)
+	})
+	return h, err
+}
+
+// checkPlan applies profile 1's plan gates.
+func (s *Service) checkPlan(acct *storage.Account, c *created) error {
+	if c.addr.class == addrclass.Private && acct.Plan != PlanBusiness {
+		return problem.Forbidden("private and reserved addresses need the Business plan (this account is on %s)", acct.Plan)
+	}
+	if c.label != "" && acct.Plan != PlanPro && acct.Plan != PlanBusiness {
+		return problem.Forbidden("custom labels need the Pro or Business plan (this account is on %s)", acct.Plan)
+	}
+	return nil
+}
+
+func (s *Service) checkCap(ctx context.Context, tx *storage.Tx, acct *storage.Account, now time.Time) error {
+	n, err := tx.CountActive(ctx, acct.ID, now.UnixMilli())
+	if err != nil {
+		return err
+	}
+	if c := s.Cap(acct); n >= c {
+		// Not a matter of time: retrying in a minute only helps if one is released.
+		return ratelimit.Refuse(problem.RateLimited("active-hostname cap reached: %d of %d; release one first", n, c), time.Minute)
+	}
+	return nil
+}
+
+// poolDomain is the domain profile-1 names are minted on: the oldest active
+// domain that belongs to no account.
+func (s *Service) poolDomain(ctx context.Context, tx *storage.Tx) (*storage.Domain, error) {
+	ds, err := tx.Domains(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for i := range ds {
+		if ds[i].AccountID == "" && ds[i].Status == storage.DomainActive {
+			return &ds[i], nil
+		}
+	}
+	return nil, noDomain()
+}
+
+func noDomain() error {
+	return problem.New(409, problem.CodeNoDomainAvailable, "no domain is available for new hostnames, and none is being set up; ask the operator to add one")
+}
+
+// labelFree checks that label can be taken on dom by account: nobody holds
+// it, and it was not released by anyone ([P1]) or by another team ([P2]).
+func (s *Service) labelFree(ctx context.Context, tx *storage.Tx, dom *storage.Domain, label, accountID string) error {
+	if _, err := tx.LabelHolder(ctx, dom.ID, label); err == nil {
+		return problem.Conflict("%s.%s is taken", label, dom.Name)
+	} else if !errors.Is(err, storage.ErrNotFound) {
+		return err
+	}
+	r, err := tx.Retired(ctx, dom.ID, label)
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		return nil
+	case err != nil:
+		return err
+	case s.cfg.Profile == 1:
+		return problem.Conflict("%s.%s was released and is retired for good", label, dom.Name)
+	case r.AccountID != accountID:
+		return problem.Conflict("%s.%s was released by another team and stays theirs", label, dom.Name)
+	}
+	return nil
+}
+
+func (s *Service) opaqueLabel(ctx context.Context, tx *storage.Tx, dom *storage.Domain, accountID string) (string, error) {
+	for range 8 {
+		l := labels.Opaque()
+		if s.cfg.Labels.Blocked(l) || s.cfg.Reserved[l] {
+			continue
+		}
+		err := s.labelFree(ctx, tx, dom, l, accountID)
+		if err == nil {
+			return l, nil
+		}
+		if _, ok := problem.As(err); !ok {
+			return "", err
+		}
+	}
+	return "", errors.New("hostnames: no free opaque label after 8 tries")
+}

@@ -1,0 +1,147 @@
+package hostnames
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+
+	"github.com/hostmint/hostmint/access"
+	"github.com/hostmint/hostmint/addrclass"
+	"github.com/hostmint/hostmint/domains"
+	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/ratelimit"
+	"github.com/hostmint/hostmint/storage"
+	"github.com/hostmint/hostmint/targets"
+)
+
+// UpdateInput is a PUT request, fields as sent (nil: not sent).
+type UpdateInput struct {
+	IP     *string
+	Target *string // [P2]
+}
+
+// Update points the hostname at a new address or ([P2]) a target to follow.
+// [P1] the hostname comes back live with expires_at moved out, even if it
+// had expired. [P2] the address must stay in the hostname's class; the same
+// address again changes nothing; a new one reads pending until every
+// nameserver serves it.
+func (s *Service) Update(ctx context.Context, p *access.Principal, id string, in UpdateInput) (*storage.Hostname, error) {
+	if s.cfg.Profile == 1 {
+		if in.Target != nil {
+			return nil, problem.BadRequest("target is not a field of this deployment (profile 1)")
+		}
+		return s.updateP1(ctx, p, id, in)
+	}
+	if (in.IP == nil) == (in.Target == nil) {
+		return nil, problem.BadRequest("send exactly one of ip and target")
+	}
+	var (
+		target string
+		answer *targets.Answer
+	)
+	if in.Target != nil {
+		if target = domains.Normalize(*in.Target); target == "" {
+			return nil, problem.BadRequest("target %q is not a host name", *in.Target)
+		}
+		// Only a caller who may change the hostname gets our resolver's time.
+		h, err := s.owned(ctx, s.store.Reader(), p, id, access.HostnamesWrite)
+		if err != nil {
+			return nil, err
+		}
+		if err := refuseState(h); err != nil {
+			return nil, err
+		}
+		if answer, err = s.resolve(ctx, target); err != nil {
+			return nil, err
+		}
+	}
+	var h *storage.Hostname
+	err := s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+		var acct *storage.Account
+		var err error
+		if h, acct, err = s.changeable(ctx, tx, p, id); err != nil {
+			return err
+		}
+		now := s.now()
+		if err := ratelimit.Take(ctx, tx, acct.ID, ratelimit.Updates, now); err != nil {
+			return err
+		}
+		class := ClassOf(h)
+		var addrs []netip.Addr
+		if in.IP != nil {
+			addr, err := parseIP(in.IP)
+			if err != nil {
+				return err
+			}
+			if addr.class != class {
+				return crossing(h, class)
+			}
+			addrs = []netip.Addr{addr.addr}
+		} else if addrs = targets.OfClass(answer.Addrs, class); len(addrs) == 0 {
+			return crossing(h, class)
+		}
+		joined := joinAddrs(addrs)
+		if h.Target == target && h.Addrs == joined {
+			return nil // the same address again: nothing to rewrite
+		}
+		h.IP, h.Addrs, h.Target, h.RefreshAt = addrs[0].String(), joined, target, 0
+		if target != "" {
+			h.RefreshAt = now.Add(answer.TTL).UnixMilli()
+		}
+		h.Status, h.UpdatedAt = storage.StatusPending, now.UnixMilli()
+		if err := tx.UpdateHostname(ctx, h); err != nil {
+			return err
+		}
+		return tx.Changed(ctx, storage.KindHostname, h.ID)
+	})
+	return h, err
+}
+
+func crossing(h *storage.Hostname, class addrclass.Class) error {
+	return problem.Conflict("hostname %s is %s for life and cannot move to a %s address; release it and register a new one",
+		h.Name, class, other(class))
+}
+
+func other(c addrclass.Class) addrclass.Class {
+	if c == addrclass.Public {
+		return addrclass.Private
+	}
+	return addrclass.Public
+}
+
+// resolve looks a target up, mapping resolution failures to API errors.
+func (s *Service) resolve(ctx context.Context, target string) (*targets.Answer, error) {
+	a, err := s.cfg.Resolver.Resolve(ctx, target)
+	switch {
+	case err == nil:
+		return a, nil
+	case errors.Is(err, targets.ErrNoResolver):
+		return nil, problem.NotImplemented("targets need a resolver, and this deployment has none configured")
+	case errors.Is(err, targets.ErrNoAddress):
+		return nil, problem.BadRequest("target %s has no A or AAAA records", target)
+	default:
+		s.log.Warn("resolving a target failed", "target", target, "err", err)
+		return nil, problem.Unavailable("could not resolve target %s right now; retry later", target)
+	}
+}
+
+func (s *Service) updateP1(ctx context.Context, p *access.Principal, id string, in UpdateInput) (*storage.Hostname, error) {
+	var h *storage.Hostname
+	err := s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+		var acct *storage.Account
+		var err error
+		if h, acct, err = s.changeable(ctx, tx, p, id); err != nil {
+			return err
+		}
+		addr, err := parseIP(in.IP)
+		if err != nil {
+			return err
+		}
+		if addr.class == addrclass.Private && acct.Plan != PlanBusiness {
+			return problem.Forbidden("private and reserved addresses need the Business plan (this account is on %s)", acct.Plan)
+		}
+		h.IP, h.Addrs = addr.text, addr.text
+		return s.touch(ctx, tx, acct, h)
+	})
+	return h, err
+}

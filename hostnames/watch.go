@@ -1,0 +1,158 @@
+package hostnames
+
+import (
+	"context"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/hostmint/hostmint/addrclass"
+	"github.com/hostmint/hostmint/storage"
+	"github.com/hostmint/hostmint/targets"
+)
+
+// Observer tells whether every nameserver serves a name with addrs.
+type Observer interface {
+	Serves(ctx context.Context, name string, addrs []netip.Addr) bool
+}
+
+// Watch runs the [P2] background work of a node until ctx ends: pending
+// hostnames become live once every nameserver is observed serving them
+// (retried with back-off), and targets are resolved again when their TTL
+// runs out. Every node may run it: each change is written only if the row
+// is still as it was read, so two nodes never undo each other.
+func (s *Service) Watch(ctx context.Context, obs Observer, tick time.Duration) {
+	retry := map[string]*backoff{}
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		s.confirmPending(ctx, obs, retry)
+		s.refreshTargets(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// backoff spaces the probes of one pending hostname: 0.2 s, doubling to 10 s.
+type backoff struct {
+	updatedAt int64 // the version being probed; a new one starts afresh
+	next      time.Time
+	wait      time.Duration
+}
+
+const (
+	firstRetry = 200 * time.Millisecond
+	lastRetry  = 10 * time.Second
+)
+
+func (s *Service) confirmPending(ctx context.Context, obs Observer, retry map[string]*backoff) {
+	hs, err := s.store.Reader().HostnamesWithStatus(ctx, storage.StatusPending, 500)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.log.Warn("listing pending hostnames failed", "err", err)
+		}
+		return
+	}
+	now := time.Now()
+	seen := map[string]bool{}
+	for i := range hs {
+		h := &hs[i]
+		seen[h.ID] = true
+		b := retry[h.ID]
+		if b == nil || b.updatedAt != h.UpdatedAt {
+			b = &backoff{updatedAt: h.UpdatedAt, wait: firstRetry}
+			retry[h.ID] = b
+		}
+		if now.Before(b.next) {
+			continue
+		}
+		if !obs.Serves(ctx, h.Name, AddrsOf(h)) {
+			b.next, b.wait = time.Now().Add(b.wait), min(2*b.wait, lastRetry)
+			continue
+		}
+		seenAt := h.UpdatedAt
+		h.Status, h.UpdatedAt = storage.StatusLive, time.Now().UnixMilli()
+		_, err := s.store.Write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+			if ok, err := tx.UpdateHostnameIf(ctx, h, seenAt); err != nil || !ok {
+				return err
+			}
+			return tx.Changed(ctx, storage.KindHostname, h.ID)
+		})
+		if err != nil && ctx.Err() == nil {
+			s.log.Warn("marking a hostname live failed", "hostname", h.Name, "err", err)
+		}
+		delete(retry, h.ID)
+	}
+	for id := range retry {
+		if !seen[id] {
+			delete(retry, id)
+		}
+	}
+}
+
+// refreshTargets resolves the targets whose TTL has run out. A target that
+// now answers only with addresses of the other class, or does not answer,
+// leaves the hostname on its last addresses.
+func (s *Service) refreshTargets(ctx context.Context) {
+	if s.cfg.Resolver == nil || len(s.cfg.Resolver.Servers) == 0 {
+		return
+	}
+	now := time.Now()
+	hs, err := s.store.Reader().TargetsDue(ctx, now.UnixMilli(), 100)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.log.Warn("listing targets to refresh failed", "err", err)
+		}
+		return
+	}
+	for i := range hs {
+		h := &hs[i]
+		seenAt := h.UpdatedAt
+		next := now.Add(30 * time.Second) // when resolution fails
+		ans, err := s.cfg.Resolver.Resolve(ctx, h.Target)
+		changed := false
+		switch {
+		case err != nil:
+			s.log.Warn("refreshing a target failed; keeping the last addresses", "hostname", h.Name, "target", h.Target, "err", err)
+		default:
+			next = now.Add(ans.TTL)
+			addrs := targets.OfClass(ans.Addrs, ClassOf(h))
+			if len(addrs) == 0 {
+				s.log.Warn("target answers only with addresses of the other class; refused", "hostname", h.Name,
+					"target", h.Target, "class", ClassOf(h), "answer", ans.Addrs)
+				break
+			}
+			if joined := joinAddrs(addrs); joined != h.Addrs {
+				h.IP, h.Addrs, h.Status, h.UpdatedAt, changed = addrs[0].String(), joined, storage.StatusPending, now.UnixMilli(), true
+			}
+		}
+		h.RefreshAt = next.UnixMilli()
+		_, err = s.store.Write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+			if ok, err := tx.UpdateHostnameIf(ctx, h, seenAt); err != nil || !ok || !changed {
+				return err
+			}
+			return tx.Changed(ctx, storage.KindHostname, h.ID)
+		})
+		if err != nil && ctx.Err() == nil {
+			s.log.Warn("storing a target refresh failed", "hostname", h.Name, "err", err)
+		}
+	}
+}
+
+// AddrsOf parses the addresses a hostname is served with.
+func AddrsOf(h *storage.Hostname) []netip.Addr {
+	text := h.Addrs
+	if text == "" {
+		text = h.IP
+	}
+	var out []netip.Addr
+	for _, s := range strings.Split(text, ",") {
+		if a, err := addrclass.Parse(s); err == nil {
+			out = append(out, a)
+		}
+	}
+	return out
+}

@@ -1,0 +1,52 @@
+// Package ratelimit holds the per-account limits that must hold across every
+// node sharing the database: each counted action is a row in the store,
+// counted over a sliding window inside the writing transaction (which holds
+// the account's lock), never a counter in process memory.
+package ratelimit
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/storage"
+)
+
+// Limit is at most Max actions of Kind per Window.
+type Limit struct {
+	Kind   string
+	Max    int
+	Window time.Duration
+	What   string // for messages: "registrations", "updates"
+}
+
+// The spec's [P2] limits.
+var (
+	Registrations = Limit{Kind: "register", Max: 30, Window: time.Minute, What: "registrations"}
+	Updates       = Limit{Kind: "update", Max: 60, Window: time.Minute, What: "updates"}
+)
+
+// Take counts one action against l for the account at now, or answers 429
+// RATE_LIMITED with Retry-After (the seconds until the oldest counted action
+// leaves the window). It must run in the transaction that does the action,
+// after the account row is locked.
+func Take(ctx context.Context, tx *storage.Tx, accountID string, l Limit, now time.Time) error {
+	n, oldest, err := tx.RateEvents(ctx, accountID, l.Kind, now.Add(-l.Window).UnixMilli())
+	if err != nil {
+		return err
+	}
+	if n >= l.Max {
+		wait := time.UnixMilli(oldest).Add(l.Window).Sub(now)
+		return Refuse(problem.RateLimited("more than %d %s in %s for this team; retry later", l.Max, l.What, l.Window), wait)
+	}
+	return tx.AddRateEvent(ctx, &storage.RateEvent{AccountID: accountID, Kind: l.Kind, At: now.UnixMilli()})
+}
+
+// Refuse sets Retry-After on p: wait rounded up to whole seconds, at least 1.
+func Refuse(p *problem.Error, wait time.Duration) *problem.Error {
+	secs := max(1, int((wait+time.Second-1)/time.Second))
+	p.Header = http.Header{"Retry-After": {strconv.Itoa(secs)}}
+	return p
+}
