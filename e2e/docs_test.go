@@ -59,3 +59,36 @@ func TestDocuments(t *testing.T) {
 		}
 	}
 }
+
+// The documents describe both profiles; each deployment serves its own
+// profile's routes and answers 404 for the other's.
+func TestDocumentsBothProfiles(t *testing.T) {
+	for _, profile := range []int{1, 2} {
+		s := start(t, options{profile: profile})
+		var doc struct {
+			Paths map[string]map[string]struct {
+				Profile int `json:"x-profile"`
+			}
+		}
+		if err := json.Unmarshal(s.must(200, "GET", "/openapi.json", "", nil).raw, &doc); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{"/api/v1/hostnames/{id}/renew", "/api/v1/domains/{id}", "/api/admin/hostnames/{id}/suspend"} {
+			if len(doc.Paths[p]) == 0 {
+				t.Errorf("profile %d: openapi.json lacks %s", profile, p)
+			}
+		}
+		for path, ops := range doc.Paths {
+			for method, op := range ops {
+				if op.Profile == 0 {
+					continue
+				}
+				r := s.do(strings.ToUpper(method), strings.NewReplacer("{id}", "x", "{key_id}", "x").Replace(path), "", nil)
+				served := !strings.Contains(r.str("error"), "no such endpoint")
+				if served != (op.Profile == profile) {
+					t.Errorf("profile %d: %s %s (profile %d only) served=%v", profile, method, path, op.Profile, served)
+				}
+			}
+		}
+	}
+}
