@@ -25,9 +25,14 @@ func (s *Service) Watch(ctx context.Context, obs Observer, tick time.Duration) {
 	retry := map[string]*backoff{}
 	t := time.NewTicker(tick)
 	defer t.Stop()
+	lastRefresh := time.Time{}
 	for {
 		s.confirmPending(ctx, obs, retry)
-		s.refreshTargets(ctx)
+		// TTLs are whole seconds: looking every second is soon enough.
+		if time.Since(lastRefresh) >= time.Second {
+			s.refreshTargets(ctx)
+			lastRefresh = time.Now()
+		}
 		select {
 		case <-ctx.Done():
 			return

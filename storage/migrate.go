@@ -85,6 +85,7 @@ ALTER TABLE hostnames ADD COLUMN addrs TEXT NOT NULL DEFAULT '';
 ALTER TABLE hostnames ADD COLUMN refresh_at BIGINT NOT NULL DEFAULT 0;
 UPDATE hostnames SET addrs = ip;
 CREATE INDEX hostnames_status ON hostnames (status);
+CREATE INDEX hostnames_targets ON hostnames (refresh_at) WHERE target <> '';
 CREATE TABLE rate_events (
 	id {{serial}},
 	account_id TEXT NOT NULL,
