@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/netip"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hostmint/hostmint/addrclass"
@@ -53,6 +54,10 @@ const (
 	lastRetry  = 10 * time.Second
 )
 
+// probeParallel bounds the hostnames probed at once: a nameserver that is
+// down costs each probe its timeout, and those must not add up.
+const probeParallel = 32
+
 func (s *Service) confirmPending(ctx context.Context, obs Observer, retry map[string]*backoff) {
 	hs, err := s.store.Reader().HostnamesWithStatus(ctx, storage.StatusPending, 500)
 	if err != nil {
@@ -63,6 +68,7 @@ func (s *Service) confirmPending(ctx context.Context, obs Observer, retry map[st
 	}
 	now := time.Now()
 	seen := map[string]bool{}
+	var due []*storage.Hostname
 	for i := range hs {
 		h := &hs[i]
 		seen[h.ID] = true
@@ -71,30 +77,49 @@ func (s *Service) confirmPending(ctx context.Context, obs Observer, retry map[st
 			b = &backoff{updatedAt: h.UpdatedAt, wait: firstRetry}
 			retry[h.ID] = b
 		}
-		if now.Before(b.next) {
-			continue
+		if !now.Before(b.next) {
+			due = append(due, h)
 		}
-		if !obs.Serves(ctx, h.Name, AddrsOf(h)) {
-			b.next, b.wait = time.Now().Add(b.wait), min(2*b.wait, lastRetry)
-			continue
-		}
-		seenAt := h.UpdatedAt
-		h.Status, h.UpdatedAt = storage.StatusLive, time.Now().UnixMilli()
-		_, err := s.store.Write(ctx, func(ctx context.Context, tx *storage.Tx) error {
-			if ok, err := tx.UpdateHostnameIf(ctx, h, seenAt); err != nil || !ok {
-				return err
-			}
-			return tx.Changed(ctx, storage.KindHostname, h.ID)
-		})
-		if err != nil && ctx.Err() == nil {
-			s.log.Warn("marking a hostname live failed", "hostname", h.Name, "err", err)
-		}
-		delete(retry, h.ID)
 	}
 	for id := range retry {
 		if !seen[id] {
 			delete(retry, id)
 		}
+	}
+	served := make([]bool, len(due))
+	sem := make(chan struct{}, probeParallel)
+	var wg sync.WaitGroup
+	for i, h := range due {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			served[i] = obs.Serves(ctx, h.Name, AddrsOf(h))
+		})
+	}
+	wg.Wait()
+	for i, h := range due {
+		if !served[i] {
+			b := retry[h.ID]
+			b.next, b.wait = time.Now().Add(b.wait), min(2*b.wait, lastRetry)
+			continue
+		}
+		s.markLive(ctx, h)
+		delete(retry, h.ID)
+	}
+}
+
+// markLive writes h live unless it changed since it was read.
+func (s *Service) markLive(ctx context.Context, h *storage.Hostname) {
+	seenAt := h.UpdatedAt
+	h.Status, h.UpdatedAt = storage.StatusLive, time.Now().UnixMilli()
+	_, err := s.store.Write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+		if ok, err := tx.UpdateHostnameIf(ctx, h, seenAt); err != nil || !ok {
+			return err
+		}
+		return tx.Changed(ctx, storage.KindHostname, h.ID)
+	})
+	if err != nil && ctx.Err() == nil {
+		s.log.Warn("marking a hostname live failed", "hostname", h.Name, "err", err)
 	}
 }
 
