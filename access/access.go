@@ -81,37 +81,48 @@ func (p *Principal) Allows(scope string, t Target) bool {
 }
 
 // Require is nil when the key may use scope on t, else 403 FORBIDDEN naming
-// the scope and what the key is limited to.
+// the scope, what was asked for, and what the key is limited to.
 func (p *Principal) Require(scope string, t Target) error {
 	if p.Allows(scope, t) {
 		return nil
-	}
-	limits := p.limits(scope)
-	if len(limits) == 0 {
-		return problem.Forbidden("this API key lacks the %s scope", scope)
 	}
 	what := "the whole team"
 	switch {
 	case t.Name != "":
 		what = "hostname " + t.Name
+	case t.Hostname != "":
+		what = "hostname " + t.Hostname
 	case t.Domain != "":
 		what = "domain " + t.Domain
 	}
-	return problem.Forbidden("this API key's %s scope is limited to %s; it does not reach %s", scope, strings.Join(limits, " and "), what)
+	if limits := p.limits(scope, false); len(limits) > 0 {
+		return problem.Forbidden("this API key's %s scope is limited to %s; it does not reach %s", scope, strings.Join(limits, " and "), what)
+	}
+	return problem.Forbidden("this API key lacks the %s scope for %s; it is limited to %s", scope, what, strings.Join(p.limits("", true), ", "))
 }
 
-func (p *Principal) limits(scope string) []string {
+// limits describes the reach of the key's grants of scope (all grants, each
+// with its scope, when all is set).
+func (p *Principal) limits(scope string, all bool) []string {
 	var out []string
 	for _, s := range p.Scopes {
-		switch {
-		case s.Scope != scope:
-		case s.Hostname != "":
-			out = append(out, "hostname "+s.Hostname)
-		case s.Domain != "":
-			out = append(out, "domain "+s.Domain)
-		default:
-			out = append(out, "the whole team")
+		if !all && s.Scope != scope {
+			continue
 		}
+		reach := "the whole team"
+		switch {
+		case s.Hostname != "":
+			reach = "hostname " + s.Hostname
+		case s.Domain != "":
+			reach = "domain " + s.Domain
+		}
+		if all {
+			reach = s.Scope + " on " + reach
+		}
+		out = append(out, reach)
+	}
+	if all && len(out) == 0 {
+		out = append(out, "no scope at all")
 	}
 	return out
 }

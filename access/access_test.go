@@ -29,10 +29,10 @@ func TestAllowsAndRequire(t *testing.T) {
 		{"domain mint", dom, HostnamesWrite, mint, true, ""},
 		{"domain out of reach", dom, HostnamesWrite, h2, false, "limited to domain example.org; it does not reach hostname b.example.net"},
 		{"domain read team-wide", dom, HostnamesRead, h2, true, ""},
-		{"domain lacks dns01", dom, DNS01Write, h1, false, "lacks the dns01:write scope"},
+		{"domain lacks dns01", dom, DNS01Write, h1, false, "lacks the dns01:write scope for hostname a.example.org; it is limited to hostnames:write on domain example.org, hostnames:read on the whole team"},
 		{"hostname own", host, DNS01Write, h1, true, ""},
 		{"hostname other", host, DNS01Write, h2, false, "limited to hostname h_1"},
-		{"hostname cannot write", host, HostnamesWrite, h1, false, "lacks the hostnames:write scope"},
+		{"hostname cannot write", host, HostnamesWrite, h1, false, "lacks the hostnames:write scope for hostname a.example.org; it is limited to dns01:write on hostname h_1"},
 		{"hostname cannot mint", host, DNS01Write, mint, false, "does not reach domain example.org"},
 	}
 	for _, tc := range tests {

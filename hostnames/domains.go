@@ -2,6 +2,7 @@ package hostnames
 
 import (
 	"context"
+	"errors"
 	"net/http"
 
 	"github.com/hostmint/hostmint/access"
@@ -35,6 +36,10 @@ func (s *Service) teamDomain(ctx context.Context, tx *storage.Tx, acct *storage.
 		name := domains.Normalize(*want)
 		for i := range team {
 			if team[i].Name == name {
+				// Out of reach: the key learns nothing of the domain's state.
+				if err := p.Require(access.HostnamesWrite, access.Target{Domain: name}); err != nil {
+					return nil, err
+				}
 				if team[i].Status == storage.DomainProvisioning {
 					return nil, provisioning(&team[i])
 				}
@@ -75,10 +80,10 @@ func provisioning(d *storage.Domain) error {
 // key's read reach applied (any scope of the key that reaches the domain).
 func (s *Service) TeamDomain(ctx context.Context, p *access.Principal, id string) (*storage.Domain, error) {
 	d, err := s.store.Reader().Domain(ctx, id)
-	if err != nil || d.AccountID != p.AccountID {
-		if err == nil || err == storage.ErrNotFound {
-			return nil, problem.NotFound("Domain not found")
-		}
+	if errors.Is(err, storage.ErrNotFound) || err == nil && d.AccountID != p.AccountID {
+		return nil, problem.NotFound("Domain not found")
+	}
+	if err != nil {
 		return nil, err
 	}
 	t := access.Target{Domain: d.Name}
