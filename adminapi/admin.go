@@ -2,7 +2,6 @@ package adminapi
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"time"
 
@@ -101,20 +100,16 @@ func (s *Server) revokeKey(c *call) (int, any, error) {
 }
 
 type domainRequest struct {
-	Name        *string          `json:"name"`
-	AccountID   *string          `json:"account_id"`
-	Status      *string          `json:"status"`
-	CAA         *json.RawMessage `json:"caa"`
-	DNSSEC      *bool            `json:"dnssec"`
-	DSPublished *bool            `json:"ds_published"`
+	Name        *string   `json:"name"`
+	AccountID   *string   `json:"account_id"`
+	Status      *string   `json:"status"`
+	CAA         *[]string `json:"caa"`
+	DNSSEC      *bool     `json:"dnssec"`
+	DSPublished *bool     `json:"ds_published"`
 }
 
 func (r domainRequest) input() domains.Input {
-	in := domains.Input{Name: r.Name, AccountID: r.AccountID, Status: r.Status, DNSSEC: r.DNSSEC, DSPublished: r.DSPublished}
-	if r.CAA != nil {
-		in.CAA = r.CAA
-	}
-	return in
+	return domains.Input{Name: r.Name, AccountID: r.AccountID, Status: r.Status, CAA: r.CAA, DNSSEC: r.DNSSEC, DSPublished: r.DSPublished}
 }
 
 func (s *Server) createDomain(c *call) (int, any, error) {

@@ -86,6 +86,27 @@ func (s *Server) routeTable() []route {
 				"[P1] The label is never used again, by anyone. [P2] The subdomain returns to the team, which may mint it " +
 				"again as a new hostname (every other team: 409); suspended: 403; terminated: 409.",
 			ok: 200, okSchema: "Released", errors: []int{401, 403, 404, 409, 500, 503}, handle: s.releaseHostname},
+		{method: "GET", path: "/api/v1/hostnames/{id}/records", profile: 2, auth: authKey,
+			summary: "List the hostname's records",
+			doc:     "Scope hostnames:read. The caller-published records (challenge records are never listed).",
+			ok:      200, okSchema: "RecordList", errors: []int{401, 403, 404, 500, 503}, handle: s.listRecords},
+		{method: "POST", path: "/api/v1/hostnames/{id}/records", profile: 2, auth: authKey, body: "RecordInput",
+			summary: "Publish a record under the hostname",
+			doc: "Scope hostnames:write. TXT, TLSA, CAA, MX, SRV, SSHFP, HTTPS or SVCB, on the hostname or a name under it; " +
+				"TTL 300. At most 10 a hostname; the hostname must be live (409 otherwise; suspended, released, terminated: frozen, 409). " +
+				"A CAA replaces the domain's CAA policy at the hostname. TLSA: 409 until the domain is signed and its DS published. " +
+				"More than recordWritePerMinute writes a minute in a team: 429.",
+			ok: 201, okSchema: "Record", errors: []int{400, 401, 403, 404, 409, 429, 500, 503}, handle: s.createRecord},
+		{method: "PUT", path: "/api/v1/hostnames/{id}/records/{record_id}", profile: 2, auth: authKey, body: "RecordInput",
+			summary: "Change a record's value",
+			doc: "Scope hostnames:write. `type` must be the stored type and `name`, if sent, the stored name (400 otherwise); " +
+				"the id stays; TXT takes one string of at most 255 bytes. Suspended hostname: 403; not live: 409.",
+			ok: 200, okSchema: "Record", errors: []int{400, 401, 403, 404, 409, 429, 500, 503}, handle: s.updateRecord},
+		{method: "DELETE", path: "/api/v1/hostnames/{id}/records/{record_id}", profile: 2, auth: authKey,
+			summary: "Delete a record",
+			doc: "Scope hostnames:write. 204. Another team's record, or none: 404. Deleting a hostname's CAA restores the " +
+				"domain's policy there.",
+			ok: 204, errors: []int{401, 403, 404, 409, 429, 500, 503}, handle: s.deleteRecord},
 		{method: "GET", path: "/api/v1/domains", profile: 2, auth: authKey,
 			summary: "List the team's domains",
 			doc:     "Any scope; the domains some scope of the key reaches.",

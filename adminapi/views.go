@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/hostmint/hostmint/access"
+	"github.com/hostmint/hostmint/domains"
 
 	"github.com/hostmint/hostmint/addrclass"
 	"github.com/hostmint/hostmint/storage"
@@ -107,19 +108,23 @@ func keyViewOf(k *storage.APIKey) keyView {
 }
 
 type domainView struct {
-	ID          string  `json:"id"`
-	Name        string  `json:"name"`
-	AccountID   *string `json:"account_id"`
-	Status      string  `json:"status"`
-	CAA         any     `json:"caa"`
-	DNSSEC      bool    `json:"dnssec"`
-	DS          any     `json:"ds"`
-	DSPublished bool    `json:"ds_published"`
-	CreatedAt   string  `json:"created_at"`
+	ID          string   `json:"id"`
+	Name        string   `json:"name"`
+	AccountID   *string  `json:"account_id"`
+	Status      string   `json:"status"`
+	CAA         []string `json:"caa"`
+	DNSSEC      bool     `json:"dnssec"`
+	DS          []string `json:"ds"`
+	DSPublished bool     `json:"ds_published"`
+	CreatedAt   string   `json:"created_at"`
 }
 
 func domainViewOf(d *storage.Domain) domainView {
-	v := domainView{ID: d.ID, Name: d.Name, Status: d.Status, DNSSEC: d.DNSSEC, DSPublished: d.DSPublished, CreatedAt: ts(d.CreatedAt)}
+	v := domainView{ID: d.ID, Name: d.Name, Status: d.Status, CAA: domains.CAA(d), DNSSEC: d.DNSSEC,
+		DS: domains.DS(d), DSPublished: d.DSPublished, CreatedAt: ts(d.CreatedAt)}
+	if v.CAA == nil {
+		v.CAA = []string{}
+	}
 	if d.AccountID != "" {
 		id := d.AccountID
 		v.AccountID = &id

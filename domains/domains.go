@@ -12,6 +12,7 @@ import (
 
 	"github.com/hostmint/hostmint/apikey"
 	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/seal"
 	"github.com/hostmint/hostmint/storage"
 	"github.com/miekg/dns"
 )
@@ -19,18 +20,21 @@ import (
 // Service holds the domain rules.
 type Service struct {
 	store *storage.Store
+	key   seal.Key // seals DNSSEC private keys; nil: DNSSEC cannot be enabled
 	now   func() time.Time
 }
 
 // New makes a Service.
-func New(store *storage.Store) *Service { return &Service{store: store, now: time.Now} }
+func New(store *storage.Store, key seal.Key) *Service {
+	return &Service{store: store, key: key, now: time.Now}
+}
 
 // Input is a domain create or patch; nil fields are not sent.
 type Input struct {
 	Name        *string
 	AccountID   *string
 	Status      *string
-	CAA         any
+	CAA         *[]string
 	DNSSEC      *bool
 	DSPublished *bool
 }
@@ -83,8 +87,15 @@ func (s *Service) Create(ctx context.Context, in Input) (*storage.Domain, error)
 }
 
 func (s *Service) apply(ctx context.Context, tx *storage.Tx, d *storage.Domain, in Input) error {
-	if in.CAA != nil || in.DNSSEC != nil || in.DSPublished != nil {
-		return problem.NotImplemented("caa, dnssec and ds_published are not supported by this version yet")
+	if in.CAA != nil {
+		caa, err := ParseCAA(*in.CAA)
+		if err != nil {
+			return err
+		}
+		d.CAA = caa
+	}
+	if err := s.applyDNSSEC(d, in); err != nil {
+		return err
 	}
 	if in.Status != nil {
 		switch *in.Status {

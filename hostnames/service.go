@@ -49,6 +49,8 @@ type Config struct {
 	CertKey bool
 	// Resolver resolves [P2] targets; nil: targets are not available.
 	Resolver *targets.Resolver
+	// RecordWrites is the per-team recordWritePerMinute ([P2]); 0: the default.
+	RecordWrites int
 }
 
 // Propagation waits until this node serves a committed change.

@@ -93,6 +93,19 @@ CREATE TABLE rate_events (
 	at BIGINT NOT NULL
 );
 CREATE INDEX rate_events_window ON rate_events (account_id, kind, at)`},
+	{3, "caller-published records and DNSSEC keys", `
+CREATE TABLE records (
+	id TEXT PRIMARY KEY,
+	hostname_id TEXT NOT NULL REFERENCES hostnames (id),
+	name TEXT NOT NULL,
+	type TEXT NOT NULL,
+	data TEXT NOT NULL,
+	created_at BIGINT NOT NULL,
+	updated_at BIGINT NOT NULL
+);
+CREATE INDEX records_hostname ON records (hostname_id, created_at);
+ALTER TABLE domains ADD COLUMN dnskey TEXT NOT NULL DEFAULT '';
+ALTER TABLE domains ADD COLUMN dnssec_key TEXT NOT NULL DEFAULT ''`},
 }
 
 // dialectSQL fills in what the two dialects spell differently.

@@ -45,6 +45,8 @@ type Domain struct {
 	DNSSEC      bool   `bun:"dnssec"`
 	DSPublished bool   `bun:"ds_published"`
 	CreatedAt   int64  `bun:"created_at"`
+	DNSKEY      string `bun:"dnskey"`     // the zone's public DNSKEY RR, presentation form
+	DNSSECKey   string `bun:"dnssec_key"` // its private key, sealed
 }
 
 // Domain statuses.
@@ -96,6 +98,19 @@ type RateEvent struct {
 	AccountID string `bun:"account_id"`
 	Kind      string `bun:"kind"`
 	At        int64  `bun:"at"`
+}
+
+// Record is a caller-published record under a hostname ([P2]).
+type Record struct {
+	bun.BaseModel `bun:"table:records"`
+
+	ID         string `bun:"id,pk"`
+	HostnameID string `bun:"hostname_id"`
+	Name       string `bun:"name"` // FQDN, lowercase, no trailing dot
+	Type       string `bun:"type"`
+	Data       string `bun:"data"` // JSON of the type's fields
+	CreatedAt  int64  `bun:"created_at"`
+	UpdatedAt  int64  `bun:"updated_at"`
 }
 
 // RetiredLabel is a label that was released on a domain. In profile 1 no one

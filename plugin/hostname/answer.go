@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/coredns/coredns/request"
+	"github.com/hostmint/hostmint/records"
 	"github.com/miekg/dns"
 )
 
@@ -13,75 +14,159 @@ import (
 const (
 	ttlNS      = 3600
 	ttlSOA     = 3600
+	ttlDNSKEY  = 3600
 	soaMinimum = 60 // negative caching: a name made after a miss resolves within a minute
 	soaRefresh = 3600
 	soaRetry   = 600
 	soaExpire  = 1209600
 )
 
+// reply is an answer being built: the message, and what DNSSEC needs to
+// know of it.
+type reply struct {
+	m       *dns.Msg
+	z       *zone
+	owner   string   // qname in the client's case
+	types   []uint16 // the types at qname, for NSEC on a negative answer
+	missing bool     // qname does not exist
+	capped  bool     // TTLs were shortened to the hostname's expiry
+}
+
 // answer fills m for a question inside zone z.
 func (h *Hostname) answer(m *dns.Msg, z *zone, state request.Request) {
 	qname, qtype := state.Name(), state.QType()
-	owner := state.QName() // the client's case
-
-	if qname == z.name {
-		h.apex(m, z, owner, qtype)
-		return
+	now := time.Now()
+	r := &reply{m: m, z: z, owner: state.QName()}
+	switch {
+	case qname == z.name:
+		h.apex(r, qtype)
+	case h.static[qname] != nil:
+		r.types = addrTypes(h.static[qname])
+		r.positive(addrRRs(r.owner, qtype, h.static[qname], ttlNS))
+	default:
+		h.name(r, qname, qtype, now)
 	}
-	if addrs, ok := h.static[qname]; ok {
-		if m.Answer = addrRRs(owner, qtype, addrs, ttlNS); len(m.Answer) == 0 {
-			h.nodata(m, z)
-		}
-		return
-	}
-	if e := h.index.host(qname); e != nil {
-		if ttl, live := e.ttl(h.cfg.addressTTL, time.Now()); live {
-			if m.Answer = addrRRs(owner, qtype, e.addrs, ttl); len(m.Answer) == 0 {
-				h.nodata(m, z)
-			}
-			return
+	if len(m.Answer) == 0 {
+		m.Ns = []dns.RR{h.soa(z, soaMinimum)}
+		if r.missing {
+			m.Rcode = dns.RcodeNameError
 		}
 	}
-	if h.aboveStatic(qname) {
-		h.nodata(m, z)
-		return
+	if state.Do() && z.signer != nil {
+		h.sign(r, qtype, now)
 	}
-	m.Rcode = dns.RcodeNameError
-	m.Ns = []dns.RR{h.soa(z, soaMinimum)}
 }
 
-// ttl is the TTL to serve e with: never past its expiry, so caches drop an
-// idle name when we do. live is false once it has expired.
-func (e *host) ttl(max uint32, now time.Time) (ttl uint32, live bool) {
-	if e.expires == 0 {
+// name answers for a name below the apex: a hostname, a name with records
+// under it, an empty non-terminal, or nothing.
+func (h *Hostname) name(r *reply, qname string, qtype uint16, now time.Time) {
+	n := h.index.node(qname)
+	var ttl uint32
+	live := false
+	if n != nil {
+		ttl, live = n.ttl(h.cfg.addressTTL, now)
+		r.capped = n.expires != 0
+	}
+	if !live {
+		r.missing = !h.aboveStatic(qname)
+		return
+	}
+	r.types = n.types
+	var rrs []dns.RR
+	if qtype == dns.TypeA || qtype == dns.TypeAAAA || qtype == dns.TypeANY {
+		rrs = addrRRs(r.owner, qtype, n.addrs, ttl)
+	}
+	rttl, _ := n.ttl(records.TTL, now)
+	for t, set := range n.rrsets {
+		if t == qtype || qtype == dns.TypeANY {
+			rrs = append(rrs, rewrite(set, r.owner, rttl)...)
+		}
+	}
+	// The domain's CAA policy stands at every hostname without a CAA of its own.
+	if n.host && n.rrsets[dns.TypeCAA] == nil && (qtype == dns.TypeCAA || qtype == dns.TypeANY) {
+		rrs = append(rrs, rewrite(r.z.caa, r.owner, rttl)...)
+		if len(r.z.caa) > 0 {
+			r.types = withType(r.types, dns.TypeCAA)
+		}
+	}
+	r.positive(rrs)
+}
+
+func (r *reply) positive(rrs []dns.RR) { r.m.Answer = rrs }
+
+// ttl is the TTL to serve n's records with: never past its hostname's
+// expiry, so caches drop an idle name when we do. live is false once it has
+// expired.
+func (n *node) ttl(max uint32, now time.Time) (ttl uint32, live bool) {
+	if n.expires == 0 {
 		return max, true
 	}
-	left := e.expires - now.UnixMilli()
+	left := n.expires - now.UnixMilli()
 	if left <= 0 {
 		return 0, false
 	}
 	return uint32(min(int64(max), (left+999)/1000)), true
 }
 
-func (h *Hostname) apex(m *dns.Msg, z *zone, owner string, qtype uint16) {
-	switch qtype {
-	case dns.TypeSOA:
-		m.Answer = []dns.RR{h.soa(z, ttlSOA)}
-		m.Answer[0].Header().Name = owner
-	case dns.TypeNS:
-		m.Answer = h.nsRRs(owner)
-		m.Extra = h.glue()
-	case dns.TypeANY:
-		m.Answer = append([]dns.RR{h.soa(z, ttlSOA)}, h.nsRRs(owner)...)
-		m.Answer[0].Header().Name = owner
-	default:
-		h.nodata(m, z)
+func (h *Hostname) apex(r *reply, qtype uint16) {
+	z := r.z
+	r.types = []uint16{dns.TypeNS, dns.TypeSOA}
+	if len(z.caa) > 0 {
+		r.types = withType(r.types, dns.TypeCAA)
 	}
+	if z.signer != nil {
+		r.types = withType(r.types, dns.TypeDNSKEY)
+	}
+	var rrs []dns.RR
+	if qtype == dns.TypeSOA || qtype == dns.TypeANY {
+		soa := h.soa(z, ttlSOA)
+		soa.Header().Name = r.owner
+		rrs = append(rrs, soa)
+	}
+	if qtype == dns.TypeNS || qtype == dns.TypeANY {
+		rrs = append(rrs, h.nsRRs(r.owner)...)
+		if qtype == dns.TypeNS {
+			r.m.Extra = h.glue()
+		}
+	}
+	if qtype == dns.TypeCAA || qtype == dns.TypeANY {
+		rrs = append(rrs, rewrite(z.caa, r.owner, records.TTL)...)
+	}
+	if (qtype == dns.TypeDNSKEY || qtype == dns.TypeANY) && z.signer != nil {
+		k := *z.signer.dnskey
+		k.Hdr.Name, k.Hdr.Ttl = r.owner, ttlDNSKEY
+		rrs = append(rrs, &k)
+	}
+	r.positive(rrs)
 }
 
-func (h *Hostname) nodata(m *dns.Msg, z *zone) {
-	m.Answer = nil
-	m.Ns = []dns.RR{h.soa(z, soaMinimum)}
+// sign adds the RRSIGs, and on a negative answer the NSEC that proves it.
+// A name that does not exist gets a black lie: NOERROR, and an NSEC saying
+// the name holds nothing but NSEC and RRSIG.
+func (h *Hostname) sign(r *reply, qtype uint16, now time.Time) {
+	m, s := r.m, r.z.signer
+	if len(m.Answer) == 0 {
+		m.Rcode = dns.RcodeSuccess
+		types := r.types
+		if r.missing {
+			types = nil
+		}
+		m.Ns = append(m.Ns, nsec(r.owner, types))
+	}
+	// A TTL shortened to an expiry is signed at its full value, so the
+	// signature is made once, not once a second.
+	full := func(rr dns.RR) uint32 {
+		if r.capped && rr.Header().Rrtype != dns.TypeSOA && rr.Header().Rrtype != dns.TypeNSEC {
+			if t := rr.Header().Rrtype; t == dns.TypeA || t == dns.TypeAAAA {
+				return h.cfg.addressTTL
+			}
+			return records.TTL
+		}
+		return rr.Header().Ttl
+	}
+	m.Answer = s.signSection(m.Answer, full, now)
+	m.Ns = s.signSection(m.Ns, full, now)
+	m.Extra = s.signSection(m.Extra, full, now)
 }
 
 // soa is the zone's SOA with the given TTL. The serial is the newest change
@@ -129,6 +214,32 @@ func addrRRs(owner string, qtype uint16, addrs []netip.Addr, ttl uint32) []dns.R
 		}
 	}
 	return rrs
+}
+
+func addrTypes(addrs []netip.Addr) []uint16 {
+	n := &node{addrs: addrs}
+	n.setTypes()
+	return n.types
+}
+
+func withType(ts []uint16, t uint16) []uint16 {
+	for _, x := range ts {
+		if x == t {
+			return ts
+		}
+	}
+	return append(append([]uint16{}, ts...), t)
+}
+
+// rewrite copies an RRset with the owner and TTL it is served with.
+func rewrite(set []dns.RR, owner string, ttl uint32) []dns.RR {
+	out := make([]dns.RR, len(set))
+	for i, rr := range set {
+		c := dns.Copy(rr)
+		c.Header().Name, c.Header().Ttl = owner, ttl
+		out[i] = c
+	}
+	return out
 }
 
 // aboveStatic reports whether qname is an empty non-terminal above a

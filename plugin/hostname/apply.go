@@ -4,23 +4,39 @@ import (
 	"context"
 	"sync"
 
+	clog "github.com/coredns/coredns/plugin/pkg/log"
+	"github.com/hostmint/hostmint/domains"
 	"github.com/hostmint/hostmint/hostnames"
+	"github.com/hostmint/hostmint/records"
 	"github.com/hostmint/hostmint/storage"
 	"github.com/miekg/dns"
 )
 
-// Load implements storage.Consumer: it reads every domain and servable
-// hostname into fresh maps and swaps them in whole.
+// Load implements storage.Consumer: it reads every domain, servable
+// hostname and record into fresh maps and swaps them in whole.
 func (ix *Index) Load(ctx context.Context, q storage.Queries) error {
-	zs, err := loadZones(ctx, q)
+	zs, err := ix.loadZones(ctx, q, nil)
+	if err != nil {
+		return err
+	}
+	recs := map[string][]storage.Record{}
+	err = q.ScanRecords(ctx, func(r *storage.Record) error {
+		recs[r.HostnameID] = append(recs[r.HostnameID], *r)
+		return nil
+	})
 	if err != nil {
 		return err
 	}
 	m := new(sync.Map)
+	names := map[string][]string{}
 	var n int64
 	err = q.ScanServable(ctx, func(h *storage.Hostname) error {
-		if e := entry(h); e != nil {
-			m.Store(dns.Fqdn(h.Name), e)
+		nodes := buildNodes(h, recs[h.ID])
+		for name, nd := range nodes {
+			m.Store(name, nd)
+			names[h.ID] = append(names[h.ID], name)
+		}
+		if len(nodes) > 0 {
 			n++
 		}
 		return nil
@@ -33,7 +49,8 @@ func (ix *Index) Load(ctx context.Context, q storage.Queries) error {
 		return err
 	}
 	ix.zones.Store(&zs)
-	ix.hosts.Store(m)
+	ix.nodes.Store(m)
+	ix.names = names
 	ix.size.Store(n)
 	ix.serial.Store(uint32(last))
 	ix.loaded.Store(true)
@@ -41,10 +58,10 @@ func (ix *Index) Load(ctx context.Context, q storage.Queries) error {
 }
 
 // Apply implements storage.Consumer: it re-reads the objects the changes
-// name and updates their entries.
+// name and replaces their entries.
 func (ix *Index) Apply(ctx context.Context, q storage.Queries, cs []storage.Change) error {
 	var ids []string
-	domains := false
+	domainsChanged := false
 	var last int64
 	for _, c := range cs {
 		last = max(last, c.ID)
@@ -52,11 +69,11 @@ func (ix *Index) Apply(ctx context.Context, q storage.Queries, cs []storage.Chan
 		case storage.KindHostname:
 			ids = append(ids, c.Ref)
 		case storage.KindDomain:
-			domains = true
+			domainsChanged = true
 		}
 	}
-	if domains {
-		zs, err := loadZones(ctx, q)
+	if domainsChanged {
+		zs, err := ix.loadZones(ctx, q, *ix.zones.Load())
 		if err != nil {
 			return err
 		}
@@ -66,14 +83,17 @@ func (ix *Index) Apply(ctx context.Context, q storage.Queries, cs []storage.Chan
 	if err != nil {
 		return err
 	}
-	m := ix.hosts.Load()
+	rs, err := q.Records(ctx, ids...)
+	if err != nil {
+		return err
+	}
+	recs := map[string][]storage.Record{}
+	for _, r := range rs {
+		recs[r.HostnameID] = append(recs[r.HostnameID], r)
+	}
+	m := ix.nodes.Load()
 	for i := range hs {
-		name := dns.Fqdn(hs[i].Name)
-		if e := entry(&hs[i]); e != nil {
-			ix.put(m, name, e)
-		} else {
-			ix.remove(m, name, hs[i].ID)
-		}
+		ix.replace(m, &hs[i], buildNodes(&hs[i], recs[hs[i].ID]))
 	}
 	if s := uint32(last); s > ix.serial.Load() {
 		ix.serial.Store(s)
@@ -81,10 +101,40 @@ func (ix *Index) Apply(ctx context.Context, q storage.Queries, cs []storage.Chan
 	return nil
 }
 
-// entry is the index entry for a stored hostname, nil when it is not served.
+// replace swaps in a hostname's new names and drops the names it no longer
+// holds, unless another hostname holds them by now (a released name minted
+// again).
+func (ix *Index) replace(m *sync.Map, h *storage.Hostname, nodes map[string]*node) {
+	old := ix.names[h.ID]
+	if len(old) == 0 && len(nodes) > 0 {
+		ix.size.Add(1)
+	} else if len(old) > 0 && len(nodes) == 0 {
+		ix.size.Add(-1)
+	}
+	names := make([]string, 0, len(nodes))
+	for name, nd := range nodes {
+		m.Store(name, nd)
+		names = append(names, name)
+	}
+	for _, name := range old {
+		if _, kept := nodes[name]; kept {
+			continue
+		}
+		if v, ok := m.Load(name); ok && v.(*node).id == h.ID {
+			m.CompareAndDelete(name, v)
+		}
+	}
+	if len(names) == 0 {
+		delete(ix.names, h.ID)
+	} else {
+		ix.names[h.ID] = names
+	}
+}
+
+// buildNodes is every name a hostname holds, none when it is not served.
 // Expiry is checked at answer time, so an idle name stops resolving the
 // moment it expires without any write.
-func entry(h *storage.Hostname) *host {
+func buildNodes(h *storage.Hostname, recs []storage.Record) map[string]*node {
 	if h.Status != storage.StatusLive && h.Status != storage.StatusPending {
 		return nil
 	}
@@ -92,18 +142,88 @@ func entry(h *storage.Hostname) *host {
 	if len(addrs) == 0 {
 		return nil
 	}
-	return &host{id: h.ID, addrs: addrs, expires: h.ExpiresAt}
+	name := dns.Fqdn(h.Name)
+	own := &node{id: h.ID, host: true, addrs: addrs, expires: h.ExpiresAt}
+	nodes := map[string]*node{name: own}
+	for _, r := range recs {
+		owner := dns.Fqdn(r.Name)
+		data, err := records.Decode(r.Type, []byte(r.Data))
+		if err != nil {
+			clog.Warningf("record %s of %s cannot be served: %v", r.ID, h.Name, err)
+			continue
+		}
+		rr, err := data.RR(r.Type, owner, records.TTL)
+		if err != nil {
+			clog.Warningf("record %s of %s cannot be served: %v", r.ID, h.Name, err)
+			continue
+		}
+		n := nodes[owner]
+		if n == nil {
+			n = &node{id: h.ID, expires: h.ExpiresAt}
+			nodes[owner] = n
+		}
+		if n.rrsets == nil {
+			n.rrsets = map[uint16][]dns.RR{}
+		}
+		n.rrsets[rr.Header().Rrtype] = append(n.rrsets[rr.Header().Rrtype], rr)
+		// Names between the record and the hostname exist, empty.
+		for p := parent(owner); p != name && dns.IsSubDomain(name, p); p = parent(p) {
+			if nodes[p] == nil {
+				nodes[p] = &node{id: h.ID, expires: h.ExpiresAt}
+			}
+		}
+	}
+	for _, n := range nodes {
+		n.setTypes()
+	}
+	return nodes
 }
 
-func loadZones(ctx context.Context, q storage.Queries) (zoneSet, error) {
+func parent(name string) string {
+	if i, end := dns.NextLabel(name, 0); !end {
+		return name[i:]
+	}
+	return "."
+}
+
+// loadZones reads every domain. A zone whose key did not change keeps its
+// signer, and with it the signatures already made.
+func (ix *Index) loadZones(ctx context.Context, q storage.Queries, prev zoneSet) (zoneSet, error) {
 	ds, err := q.Domains(ctx)
 	if err != nil {
 		return nil, err
 	}
 	zs := make(zoneSet, len(ds))
-	for _, d := range ds {
-		n := dns.Fqdn(d.Name)
-		zs[n] = &zone{name: n, id: d.ID}
+	for i := range ds {
+		d := &ds[i]
+		name := dns.Fqdn(d.Name)
+		z := &zone{name: name, id: d.ID, dnskey: d.DNSKEY}
+		for _, c := range domains.CAA(d) {
+			if rr, err := dns.NewRR(name + " 300 IN CAA " + c); err == nil {
+				z.caa = append(z.caa, rr)
+			}
+		}
+		if d.DNSSEC {
+			if old := prev[name]; old != nil && old.dnskey == d.DNSKEY && old.signer != nil {
+				z.signer = old.signer
+			} else if z.signer, err = ix.newSigner(d); err != nil {
+				// Serve the zone unsigned rather than not at all; the operator sees why.
+				clog.Errorf("domain %s is marked signed but its key cannot be opened: %v", d.Name, err)
+			}
+		}
+		zs[name] = z
 	}
 	return zs, nil
+}
+
+func (ix *Index) newSigner(d *storage.Domain) (*signer, error) {
+	var key []byte
+	if k := ix.key.Load(); k != nil {
+		key = *k
+	}
+	s, err := domains.OpenSigner(d, key)
+	if err != nil {
+		return nil, err
+	}
+	return newSigner(dns.Fqdn(d.Name), s.DNSKEY, s.Key), nil
 }

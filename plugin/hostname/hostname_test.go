@@ -37,7 +37,9 @@ func newTestHostname(tb testing.TB, body string, zones ...string) *Hostname {
 
 // addHost puts name (lowercase FQDN) in h's index; expires is Unix ms, 0 for never.
 func addHost(h *Hostname, name, ip string, expires int64) {
-	h.index.put(h.index.hosts.Load(), name, &host{id: "hn_" + name, addrs: []netip.Addr{netip.MustParseAddr(ip)}, expires: expires})
+	n := &node{id: "hn_" + name, host: true, addrs: []netip.Addr{netip.MustParseAddr(ip)}, expires: expires}
+	n.setTypes()
+	h.index.nodes.Load().Store(name, n)
 }
 
 // fixture is example.org. and example.net., served by ns1.example.org
@@ -290,7 +292,7 @@ func TestHostTTL(t *testing.T) {
 		{ms - 1, 0, false},
 	}
 	for _, tc := range tests {
-		e := &host{expires: tc.expires}
+		e := &node{expires: tc.expires}
 		ttl, live := e.ttl(60, now)
 		if ttl != tc.ttl || live != tc.live {
 			t.Errorf("expires %+d ms: ttl, live = %d, %t; want %d, %t", tc.expires-ms, ttl, live, tc.ttl, tc.live)
@@ -572,7 +574,9 @@ func BenchmarkServeDNS(b *testing.B) {
 		if i%2 == 0 {
 			exp = far
 		}
-		h.index.put(h.index.hosts.Load(), fmt.Sprintf("h%06d.example.org.", i), &host{id: fmt.Sprint(i), addrs: []netip.Addr{ip}, expires: exp})
+		n := &node{id: fmt.Sprint(i), host: true, addrs: []netip.Addr{ip}, expires: exp}
+		n.setTypes()
+		h.index.nodes.Load().Store(fmt.Sprintf("h%06d.example.org.", i), n)
 	}
 
 	// 80% names that exist, 20% that do not.

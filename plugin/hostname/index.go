@@ -2,49 +2,68 @@ package hostname
 
 import (
 	"net/netip"
+	"slices"
 	"sync"
 	"sync/atomic"
 
+	"github.com/hostmint/hostmint/seal"
 	"github.com/miekg/dns"
 )
 
 // Index is the in-memory view of the store that DNS answers come from. It is
 // filled by a snapshot load and kept current by the change feed.
 //
-// Readers never wait on a writer: hostnames live in a sync.Map (lock-free
-// loads), each value an immutable *host that a change replaces whole; the
+// Readers never wait on a writer: names live in a sync.Map (lock-free
+// loads), each value an immutable *node that a change replaces whole; the
 // zone set is an immutable map behind an atomic pointer, rebuilt on the rare
-// domain change. A write costs O(1), whatever the number of names.
+// domain change. A hostname's change costs O(its own names), whatever the
+// number of hostnames.
 type Index struct {
-	hosts  atomic.Pointer[sync.Map] // lowercase FQDN ("abc.example.org.") -> *host
+	nodes  atomic.Pointer[sync.Map] // lowercase FQDN ("abc.example.org.") -> *node
 	zones  atomic.Pointer[zoneSet]
-	size   atomic.Int64
+	size   atomic.Int64 // hostnames served
 	serial atomic.Uint32
 	loaded atomic.Bool
+	key    atomic.Pointer[seal.Key] // opens the zones' DNSSEC keys
+
+	// Owned by the feed's goroutine (the only writer): the names each
+	// hostname holds, so a change can drop the ones it no longer has.
+	names map[string][]string
 }
 
-// host is what DNS needs of a hostname.
-type host struct {
-	id      string
-	addrs   []netip.Addr // one set by the caller, or those of its target
-	expires int64        // Unix ms; 0: never
+// node is one name a hostname holds: its own name (addresses, records at
+// the hostname), a name below it with records, or an empty non-terminal
+// between the two.
+type node struct {
+	id      string // the hostname's id
+	host    bool   // the hostname's own name
+	addrs   []netip.Addr
+	expires int64               // Unix ms; 0: never
+	rrsets  map[uint16][]dns.RR // owner lowercase FQDN, TTL records.TTL
+	types   []uint16            // the types at this name, sorted (NSEC bitmaps)
 }
 
 // zone is one domain we are authoritative for.
 type zone struct {
-	name string // lowercase FQDN with the trailing dot
-	id   string
+	name   string // lowercase FQDN with the trailing dot
+	id     string
+	caa    []dns.RR // the domain's CAA policy, owner = name
+	signer *signer  // nil when the domain is not signed
+	dnskey string   // the DNSKEY the signer was made from
 }
 
 type zoneSet map[string]*zone
 
 // NewIndex returns an empty index.
 func NewIndex() *Index {
-	ix := &Index{}
-	ix.hosts.Store(new(sync.Map))
+	ix := &Index{names: map[string][]string{}}
+	ix.nodes.Store(new(sync.Map))
 	ix.zones.Store(&zoneSet{})
 	return ix
 }
+
+// SetKey gives the index the key that opens DNSSEC private keys.
+func (ix *Index) SetKey(k seal.Key) { ix.key.Store(&k) }
 
 // zoneOf returns the most specific zone that holds qname (lowercase FQDN).
 func (ix *Index) zoneOf(qname string) *zone {
@@ -60,29 +79,13 @@ func (ix *Index) zoneOf(qname string) *zone {
 	return nil
 }
 
-// host returns the entry for qname (lowercase FQDN), if any.
-func (ix *Index) host(qname string) *host {
-	v, ok := ix.hosts.Load().Load(qname)
+// node returns the entry for qname (lowercase FQDN), if any.
+func (ix *Index) node(qname string) *node {
+	v, ok := ix.nodes.Load().Load(qname)
 	if !ok {
 		return nil
 	}
-	return v.(*host)
-}
-
-// put stores h under name in m, counting new names.
-func (ix *Index) put(m *sync.Map, name string, h *host) {
-	if _, loaded := m.Swap(name, h); !loaded {
-		ix.size.Add(1)
-	}
-}
-
-// remove deletes name if it still holds the hostname with id: a released
-// name may already carry a newer hostname that must stay.
-func (ix *Index) remove(m *sync.Map, name, id string) {
-	v, ok := m.Load(name)
-	if ok && v.(*host).id == id && m.CompareAndDelete(name, v) {
-		ix.size.Add(-1)
-	}
+	return v.(*node)
 }
 
 // Len is the number of hostnames in the index.
@@ -90,3 +93,21 @@ func (ix *Index) Len() int64 { return ix.size.Load() }
 
 // Loaded reports whether the first snapshot is in.
 func (ix *Index) Loaded() bool { return ix.loaded.Load() }
+
+// setTypes fills n.types from what the node holds.
+func (n *node) setTypes() {
+	n.types = n.types[:0]
+	for _, a := range n.addrs {
+		t := dns.TypeAAAA
+		if a.Is4() {
+			t = dns.TypeA
+		}
+		if !slices.Contains(n.types, t) {
+			n.types = append(n.types, t)
+		}
+	}
+	for t := range n.rrsets {
+		n.types = append(n.types, t)
+	}
+	slices.Sort(n.types)
+}

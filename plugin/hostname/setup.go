@@ -2,16 +2,16 @@ package hostname
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/netip"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hostmint/hostmint/seal"
 
 	"github.com/hostmint/hostmint/nsprobe"
 	"github.com/hostmint/hostmint/targets"
@@ -48,6 +48,7 @@ type config struct {
 	caps           map[string]int
 	blockedLabels  string
 	feedPoll       time.Duration
+	recordWrites   int // [P2] recordWritePerMinute
 
 	// Read and checked now; used by the certificate and diagnose features.
 	acmeCAs     map[string]acmeCA
@@ -268,6 +269,15 @@ func parseOption(c *caddy.Controller, cfg *config) error {
 			return fmt.Errorf("address_ttl: %q is not 1..86400 seconds", args[0])
 		}
 		cfg.addressTTL = uint32(n)
+	case "record_write_per_minute":
+		if err := need(1, 1); err != nil {
+			return err
+		}
+		n, err := strconv.Atoi(args[0])
+		if err != nil || n < 1 {
+			return fmt.Errorf("record_write_per_minute: %q is not a positive count", args[0])
+		}
+		cfg.recordWrites = n
 	case "plan_cap":
 		if err := need(2, 2); err != nil {
 			return err
@@ -344,21 +354,16 @@ func (h *Hostname) probed() []string {
 	return out
 }
 
-// checkCertKey reads the certificate encryption key file, if configured: 32
-// random bytes, base64. It reports whether a key is configured.
-func checkCertKey(path string) (bool, error) {
+// certKey reads the encryption key file, if configured.
+func certKey(path string) (seal.Key, error) {
 	if path == "" {
-		return false, nil
+		return nil, nil
 	}
-	b, err := os.ReadFile(path)
+	k, err := seal.LoadKey(path)
 	if err != nil {
-		return false, fmt.Errorf("cert_encryption_key_file: %w", err)
+		return nil, fmt.Errorf("cert_encryption_key_file: %w", err)
 	}
-	key, err := base64.StdEncoding.DecodeString(strings.TrimSpace(string(b)))
-	if err != nil || len(key) != 32 {
-		return false, fmt.Errorf("cert_encryption_key_file %s: want 32 random bytes, base64 (openssl rand -base64 32)", path)
-	}
-	return true, nil
+	return k, nil
 }
 
 // start opens (or shares) the store and the API listener.
@@ -378,7 +383,13 @@ func (h *Hostname) start() error {
 	if err != nil {
 		return plugin.Error("hostname", err)
 	}
-	doms := domains.New(b.store)
+	key, err := certKey(cfg.certKeyFile)
+	if err != nil {
+		b.release()
+		return plugin.Error("hostname", err)
+	}
+	b.index.SetKey(key)
+	doms := domains.New(b.store, key)
 	if err := doms.Ensure(ctx, cfg.domains); err != nil {
 		b.release()
 		return plugin.Error("hostname", fmt.Errorf("creating the Corefile's domains: %w", err))
@@ -387,15 +398,10 @@ func (h *Hostname) start() error {
 	for _, ns := range cfg.nameservers {
 		reserved[strings.SplitN(ns.name, ".", 2)[0]] = true
 	}
-	certKey, err := checkCertKey(cfg.certKeyFile)
-	if err != nil {
-		b.release()
-		return plugin.Error("hostname", err)
-	}
 	logger := slog.Default().With("plugin", "hostname")
 	hs := hostnames.New(b.store, hostnames.Config{
 		Profile: cfg.profile, IdleExpiry: cfg.idleExpiry, Caps: cfg.caps, Labels: policy, Reserved: reserved,
-		CertKey: certKey, Resolver: &targets.Resolver{Servers: cfg.resolvers},
+		CertKey: key != nil, Resolver: &targets.Resolver{Servers: cfg.resolvers}, RecordWrites: cfg.recordWrites,
 	}, b.feed, logger)
 	srv := adminapi.New(adminapi.Config{
 		Profile: cfg.profile, BaseURL: cfg.baseURL, AdminToken: token,

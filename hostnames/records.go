@@ -1,0 +1,214 @@
+package hostnames
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/hostmint/hostmint/access"
+	"github.com/hostmint/hostmint/apikey"
+	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/ratelimit"
+	"github.com/hostmint/hostmint/records"
+	"github.com/hostmint/hostmint/storage"
+)
+
+// Caller-published records ([P2]): at most MaxRecords a hostname, written
+// only while it is live, counted against the team's record write rate.
+
+// MaxRecords is the spec's limit of records per hostname.
+const MaxRecords = 10
+
+// DefaultRecordWrites is recordWritePerMinute when the Corefile sets none.
+const DefaultRecordWrites = 60
+
+// Record operations, for the state rules.
+const (
+	opCreate = "create"
+	opChange = "change"
+	opDelete = "delete"
+)
+
+// Records lists a hostname's records, oldest first.
+func (s *Service) Records(ctx context.Context, p *access.Principal, hostnameID string) (*storage.Hostname, []storage.Record, error) {
+	q := s.store.Reader()
+	h, err := s.owned(ctx, q, p, hostnameID, access.HostnamesRead)
+	if err != nil {
+		return nil, nil, err
+	}
+	rs, err := q.Records(ctx, h.ID)
+	return h, rs, err
+}
+
+// CreateRecord publishes a record under a hostname.
+func (s *Service) CreateRecord(ctx context.Context, p *access.Principal, hostnameID string, in records.Input) (*storage.Record, error) {
+	rec, err := records.Parse(in, true)
+	if err != nil {
+		return nil, err
+	}
+	var out *storage.Record
+	err = s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+		h, err := s.recordHost(ctx, tx, p, hostnameID, opCreate)
+		if err != nil {
+			return err
+		}
+		existing, err := tx.Records(ctx, h.ID)
+		if err != nil {
+			return err
+		}
+		if len(existing) >= MaxRecords {
+			return problem.Conflict("hostname %s holds %d records, the most it may; delete one first", h.Name, MaxRecords)
+		}
+		if err := s.checkTLSA(ctx, tx, h, rec); err != nil {
+			return err
+		}
+		now := time.Now().UnixMilli()
+		out = &storage.Record{ID: "r_" + apikey.Random(10), HostnameID: h.ID, Name: fullName(rec.Label, h.Name),
+			Type: rec.Type, CreatedAt: now, UpdatedAt: now}
+		if out.Data, err = encode(rec.Data); err != nil {
+			return err
+		}
+		if err := tx.InsertRecord(ctx, out); err != nil {
+			return err
+		}
+		return tx.Changed(ctx, storage.KindHostname, h.ID)
+	})
+	return out, err
+}
+
+// UpdateRecord changes a record's value; its id, type and name stay.
+func (s *Service) UpdateRecord(ctx context.Context, p *access.Principal, hostnameID, recordID string, in records.Input) (*storage.Record, error) {
+	if _, err := records.Parse(in, false); err != nil && in.Name != nil {
+		return nil, err // a name was sent: the input is wrong whatever is stored
+	}
+	var out *storage.Record
+	err := s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+		h, err := s.recordHost(ctx, tx, p, hostnameID, opChange)
+		if err != nil {
+			return err
+		}
+		if out, err = record(ctx, tx, h, recordID); err != nil {
+			return err
+		}
+		// Without a name the record keeps its own (a TLSA's carries its port).
+		sent := in.Name != nil
+		if !sent {
+			label := strings.TrimSuffix(strings.TrimSuffix(out.Name, h.Name), ".")
+			in.Name = &label
+		}
+		rec, err := records.Parse(in, false)
+		if err != nil {
+			return err
+		}
+		if rec.Type != out.Type {
+			return problem.BadRequest("type %s differs from the record's type %s; delete it and create a new one", rec.Type, out.Type)
+		}
+		if sent && fullName(rec.Label, h.Name) != out.Name {
+			return problem.BadRequest("name %q differs from the record's name %s; delete it and create a new one", *in.Name, out.Name)
+		}
+		if err := s.checkTLSA(ctx, tx, h, rec); err != nil {
+			return err
+		}
+		if out.Data, err = encode(rec.Data); err != nil {
+			return err
+		}
+		out.UpdatedAt = time.Now().UnixMilli()
+		if err := tx.UpdateRecord(ctx, out); err != nil {
+			return err
+		}
+		return tx.Changed(ctx, storage.KindHostname, h.ID)
+	})
+	return out, err
+}
+
+// DeleteRecord removes a record.
+func (s *Service) DeleteRecord(ctx context.Context, p *access.Principal, hostnameID, recordID string) error {
+	return s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+		h, err := s.recordHost(ctx, tx, p, hostnameID, opDelete)
+		if err != nil {
+			return err
+		}
+		if _, err := record(ctx, tx, h, recordID); err != nil {
+			return err
+		}
+		if err := tx.DeleteRecord(ctx, recordID); err != nil {
+			return err
+		}
+		return tx.Changed(ctx, storage.KindHostname, h.ID)
+	})
+}
+
+// recordHost reads the hostname a record write is for, checks its state
+// and counts the write against the team's rate.
+func (s *Service) recordHost(ctx context.Context, tx *storage.Tx, p *access.Principal, id, op string) (*storage.Hostname, error) {
+	h, err := s.owned(ctx, tx, p, id, access.HostnamesWrite)
+	if err != nil {
+		return nil, err
+	}
+	switch h.Status {
+	case storage.StatusLive:
+	case storage.StatusSuspended:
+		if op == opChange {
+			return nil, problem.Forbidden("hostname %s is suspended while an abuse report is reviewed", h.Name)
+		}
+		return nil, problem.Conflict("hostname %s is suspended; its records are frozen", h.Name)
+	case storage.StatusPending:
+		return nil, problem.Conflict("hostname %s is not live yet; retry once it reads live", h.Name)
+	default:
+		return nil, problem.Conflict("hostname %s is %s; its records are frozen", h.Name, h.Status)
+	}
+	if _, err := tx.LockAccount(ctx, p.AccountID); err != nil {
+		return nil, err
+	}
+	limit := ratelimit.Limit{Kind: "record", Max: s.recordWrites(), Window: time.Minute, What: "record writes"}
+	if err := ratelimit.Take(ctx, tx, p.AccountID, limit, time.Now()); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+func (s *Service) recordWrites() int {
+	if s.cfg.RecordWrites > 0 {
+		return s.cfg.RecordWrites
+	}
+	return DefaultRecordWrites
+}
+
+// record reads a record of h; another hostname's is as unknown as none.
+func record(ctx context.Context, tx *storage.Tx, h *storage.Hostname, id string) (*storage.Record, error) {
+	r, err := tx.Record(ctx, id)
+	if errors.Is(err, storage.ErrNotFound) || err == nil && r.HostnameID != h.ID {
+		return nil, problem.NotFound("Record not found")
+	}
+	return r, err
+}
+
+// checkTLSA: a TLSA record means something only where DNSSEC protects it,
+// so it waits until the domain is signed and its DS published.
+func (s *Service) checkTLSA(ctx context.Context, tx *storage.Tx, h *storage.Hostname, rec *records.Record) error {
+	if rec.Type != "TLSA" {
+		return nil
+	}
+	d, err := tx.Domain(ctx, h.DomainID)
+	if err != nil {
+		return err
+	}
+	if !d.DNSSEC || !d.DSPublished {
+		return problem.Conflict("TLSA needs DNSSEC: domain %s must be signed and its DS published at the parent first", d.Name)
+	}
+	return nil
+}
+
+func fullName(label, host string) string {
+	if label == "" {
+		return host
+	}
+	return label + "." + host
+}
+
+func encode(d records.Data) (string, error) {
+	b, err := json.Marshal(d)
+	return string(b), err
+}

@@ -1,0 +1,124 @@
+package hostname
+
+import (
+	"crypto"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/coredns/coredns/plugin/pkg/cache"
+	"github.com/miekg/dns"
+)
+
+// Online signing, after CoreDNS's dnssec plugin: every RRset is signed when
+// it is first answered and the signature is kept until it nears expiry.
+// Denial is by "black lies" (RFC 4470 minimally covering NSEC, as the
+// dnssec plugin does): a name that does not exist is answered NODATA with an
+// NSEC at the name itself, listing only NSEC and RRSIG; a name that exists
+// gets an NSEC listing its types. No zone walk is possible, nothing is
+// precomputed, and answers stay O(1).
+
+// Signature lifetimes.
+const (
+	sigValidity = 7 * 24 * time.Hour
+	sigRefresh  = 3 * 24 * time.Hour // re-sign when less than this is left
+	sigSkew     = time.Hour          // inception in the past, for clocks behind ours
+)
+
+type signer struct {
+	zone   string
+	dnskey *dns.DNSKEY
+	key    crypto.Signer
+	tag    uint16
+	// Bounded (random eviction), so that queries for endless random names
+	// cannot grow it without limit.
+	cache *cache.Cache[*dns.RRSIG] // hash of the RRset -> signature
+}
+
+// sigCacheSize is how many signatures a zone keeps.
+const sigCacheSize = 100_000
+
+func newSigner(zone string, dnskey *dns.DNSKEY, key crypto.Signer) *signer {
+	return &signer{zone: zone, dnskey: dnskey, key: key, tag: dnskey.KeyTag(), cache: cache.New[*dns.RRSIG](sigCacheSize)}
+}
+
+// sign returns the RRSIG over rrs (one RRset), owner and TTL as served.
+// The signature is made over the canonical form (lowercase owner, the
+// RRset's full TTL), so a TTL shortened at answer time or the client's case
+// in the owner name do not make a new signature.
+func (s *signer) sign(rrs []dns.RR, fullTTL uint32, now time.Time) *dns.RRSIG {
+	hdr := rrs[0].Header()
+	owner := strings.ToLower(hdr.Name)
+	var b strings.Builder
+	b.WriteString(owner)
+	b.WriteByte(0)
+	b.WriteString(dns.TypeToString[hdr.Rrtype])
+	for _, rr := range rrs {
+		b.WriteByte(0)
+		b.WriteString(rr.String()[len(rr.Header().String()):])
+	}
+	key := cache.Hash([]byte(b.String()))
+	if sig, ok := s.cache.Get(key); ok && time.Unix(int64(sig.Expiration), 0).Sub(now) > sigRefresh {
+		return served(sig, hdr)
+	}
+	canon := make([]dns.RR, len(rrs))
+	for i, rr := range rrs {
+		c := dns.Copy(rr)
+		c.Header().Name, c.Header().Ttl = owner, fullTTL
+		canon[i] = c
+	}
+	sig := &dns.RRSIG{
+		Hdr:        dns.RR_Header{Name: owner, Rrtype: dns.TypeRRSIG, Class: dns.ClassINET, Ttl: fullTTL},
+		Algorithm:  s.dnskey.Algorithm,
+		SignerName: s.zone,
+		KeyTag:     s.tag,
+		OrigTtl:    fullTTL,
+		Inception:  uint32(now.Add(-sigSkew).Unix()),
+		Expiration: uint32(now.Add(sigValidity).Unix()),
+	}
+	if err := sig.Sign(s.key, canon); err != nil {
+		log.Errorf("signing %s %s: %v", owner, dns.TypeToString[hdr.Rrtype], err)
+		return nil
+	}
+	s.cache.Add(key, sig)
+	return served(sig, hdr)
+}
+
+// served is a copy of sig with the owner and TTL of the answered RRset.
+func served(sig *dns.RRSIG, hdr *dns.RR_Header) *dns.RRSIG {
+	c := *sig
+	c.Hdr.Name, c.Hdr.Ttl = hdr.Name, hdr.Ttl
+	return &c
+}
+
+// signSection appends an RRSIG to rrs for each RRset in it. fullTTL gives
+// the TTL an RRset is signed with (its served TTL unless that was shortened).
+func (s *signer) signSection(rrs []dns.RR, fullTTL func(dns.RR) uint32, now time.Time) []dns.RR {
+	out := rrs
+	for i := 0; i < len(rrs); {
+		j := i + 1
+		for j < len(rrs) && rrs[j].Header().Rrtype == rrs[i].Header().Rrtype &&
+			strings.EqualFold(rrs[j].Header().Name, rrs[i].Header().Name) {
+			j++
+		}
+		if t := rrs[i].Header().Rrtype; t != dns.TypeRRSIG && t != dns.TypeOPT {
+			if sig := s.sign(rrs[i:j], fullTTL(rrs[i]), now); sig != nil {
+				out = append(out, sig)
+			}
+		}
+		i = j
+	}
+	return out
+}
+
+// nsec is the minimally covering NSEC at owner: it proves the types at the
+// name (none for a name that does not exist) and that nothing else is there.
+func nsec(owner string, types []uint16) *dns.NSEC {
+	bitmap := append(append([]uint16{}, types...), dns.TypeRRSIG, dns.TypeNSEC)
+	slices.Sort(bitmap)
+	return &dns.NSEC{
+		Hdr:        dns.RR_Header{Name: owner, Rrtype: dns.TypeNSEC, Class: dns.ClassINET, Ttl: soaMinimum},
+		NextDomain: "\\000." + owner,
+		TypeBitMap: bitmap,
+	}
+}

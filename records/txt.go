@@ -1,0 +1,139 @@
+package records
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/hostmint/hostmint/problem"
+	"github.com/miekg/dns"
+)
+
+// TXT limits of the spec. A character-string is length-prefixed by one octet,
+// hence 255; the total keeps a record well inside a UDP answer.
+const (
+	MaxStringLen = 255
+	MaxTextLen   = 2048
+)
+
+// parseTXT takes text as one string, which is split into 255-byte strings,
+// or (on create) a list of strings sent as-is. On change only one string of
+// at most 255 bytes is accepted, per the spec's limits.
+func parseTXT(in Input, create bool, _ string) (Data, error) {
+	raw := bytes.TrimSpace(in.Text)
+	if len(raw) == 0 || string(raw) == "null" {
+		return Data{}, problem.BadRequest("text is required")
+	}
+	var list []string
+	var one string
+	switch {
+	case json.Unmarshal(raw, &one) == nil:
+		if !create && len(one) > MaxStringLen {
+			return Data{}, problem.BadRequest("text must be at most %d bytes when changing a record, got %d", MaxStringLen, len(one))
+		}
+		list = []string{one}
+	case json.Unmarshal(raw, &list) == nil:
+		if !create {
+			return Data{}, problem.BadRequest("text must be one string when changing a record, not a list")
+		}
+		if len(list) == 0 {
+			return Data{}, problem.BadRequest("text must not be empty")
+		}
+		for i, s := range list {
+			if s == "" {
+				return Data{}, problem.BadRequest("text[%d] must not be empty", i)
+			}
+			if len(s) > MaxStringLen {
+				return Data{}, problem.BadRequest("text[%d] is %d bytes; each string may hold at most %d bytes", i, len(s), MaxStringLen)
+			}
+		}
+	default:
+		return Data{}, problem.BadRequest("text must be a string or a list of strings")
+	}
+	text := strings.Join(list, "")
+	if text == "" {
+		return Data{}, problem.BadRequest("text must not be empty")
+	}
+	if i := controlByte(text); i >= 0 {
+		return Data{}, problem.BadRequest("text must not hold control characters, found byte 0x%02x at offset %d", text[i], i)
+	}
+	if len(text) > MaxTextLen {
+		return Data{}, problem.BadRequest("text must be at most %d bytes in total, got %d", MaxTextLen, len(text))
+	}
+	d := Data{Text: text}
+	if len(list) > 1 && !slices.Equal(list, split(text)) {
+		d.Strings = list
+	}
+	return d, nil
+}
+
+// split cuts text into 255-byte character-strings. It cuts octets, not
+// characters: a UTF-8 sequence may straddle two strings, and the client
+// that concatenates them gets the bytes back whole.
+func split(text string) []string {
+	var out []string
+	for len(text) > MaxStringLen {
+		out = append(out, text[:MaxStringLen])
+		text = text[MaxStringLen:]
+	}
+	if text != "" {
+		out = append(out, text)
+	}
+	return out
+}
+
+// strs are the character-strings DNS serves.
+func (d Data) strs() []string {
+	if d.Strings != nil {
+		return d.Strings
+	}
+	return split(d.Text)
+}
+
+func txtRR(d Data, h dns.RR_Header) (dns.RR, error) {
+	ss := d.strs()
+	if len(ss) == 0 {
+		return nil, errors.New("text missing")
+	}
+	txt := make([]string, len(ss))
+	for i, s := range ss {
+		if len(s) > MaxStringLen {
+			return nil, errors.New("text string over 255 bytes")
+		}
+		txt[i] = escape(s)
+	}
+	return &dns.TXT{Hdr: h, Txt: txt}, nil
+}
+
+// escape writes s in the presentation form miekg/dns keeps TXT and CAA
+// values in: packing reads a backslash as the start of an escape, so the
+// caller's backslashes and quotes are escaped for the wire to carry the
+// caller's exact bytes. Bytes outside printable ASCII become \DDD, the form
+// Unpack produces, so that an RR built here equals the same RR read off the
+// wire (dns.IsDuplicate, CoreDNS's test helpers).
+func escape(s string) string {
+	plain := true
+	for i := 0; i < len(s) && plain; i++ {
+		plain = s[i] >= ' ' && s[i] <= '~' && s[i] != '"' && s[i] != '\\'
+	}
+	if plain {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c < ' ' || c > '~':
+			fmt.Fprintf(&b, "\\%03d", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
