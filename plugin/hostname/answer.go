@@ -13,7 +13,7 @@ import (
 // TTLs of the records this plugin writes.
 const (
 	ttlNS      = 3600
-	ttlSOA     = 3600
+	ttlSOA     = 60 // = soaMinimum: one SOA, one signature, in positive and negative answers
 	ttlDNSKEY  = 3600
 	soaMinimum = 60 // negative caching: a name made after a miss resolves within a minute
 	soaRefresh = 3600
@@ -72,6 +72,11 @@ func (h *Hostname) name(r *reply, qname string, qtype uint16, now time.Time) {
 		return
 	}
 	r.types = n.types
+	// The domain's CAA policy stands at every hostname without a CAA of its own.
+	policy := n.host && n.rrsets[dns.TypeCAA] == nil && len(r.z.caa) > 0
+	if policy {
+		r.types = withType(r.types, dns.TypeCAA)
+	}
 	var rrs []dns.RR
 	if qtype == dns.TypeA || qtype == dns.TypeAAAA || qtype == dns.TypeANY {
 		rrs = addrRRs(r.owner, qtype, n.addrs, ttl)
@@ -82,12 +87,8 @@ func (h *Hostname) name(r *reply, qname string, qtype uint16, now time.Time) {
 			rrs = append(rrs, rewrite(set, r.owner, rttl)...)
 		}
 	}
-	// The domain's CAA policy stands at every hostname without a CAA of its own.
-	if n.host && n.rrsets[dns.TypeCAA] == nil && (qtype == dns.TypeCAA || qtype == dns.TypeANY) {
+	if policy && (qtype == dns.TypeCAA || qtype == dns.TypeANY) {
 		rrs = append(rrs, rewrite(r.z.caa, r.owner, rttl)...)
-		if len(r.z.caa) > 0 {
-			r.types = withType(r.types, dns.TypeCAA)
-		}
 	}
 	r.positive(rrs)
 }

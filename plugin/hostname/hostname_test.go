@@ -141,11 +141,11 @@ var dnsTestCases = []test.Case{
 	// The apex.
 	{
 		Qname: "example.org.", Qtype: dns.TypeSOA,
-		Answer: []dns.RR{test.SOA("example.org.	3600	IN	SOA	ns1.example.org. hostmaster.example.org. 2026 3600 600 1209600 60")},
+		Answer: []dns.RR{test.SOA("example.org.	60	IN	SOA	ns1.example.org. hostmaster.example.org. 2026 3600 600 1209600 60")},
 	},
 	{
 		Qname: "Example.ORG.", Qtype: dns.TypeSOA,
-		Answer: []dns.RR{test.SOA("Example.ORG.	3600	IN	SOA	ns1.example.org. hostmaster.example.org. 2026 3600 600 1209600 60")},
+		Answer: []dns.RR{test.SOA("Example.ORG.	60	IN	SOA	ns1.example.org. hostmaster.example.org. 2026 3600 600 1209600 60")},
 	},
 	{
 		Qname: "example.org.", Qtype: dns.TypeNS,
@@ -172,7 +172,7 @@ var dnsTestCases = []test.Case{
 	{
 		Qname: "example.org.", Qtype: dns.TypeANY,
 		Answer: append(append([]dns.RR{}, orgNS...),
-			test.SOA("example.org.	3600	IN	SOA	ns1.example.org. hostmaster.example.org. 2026 3600 600 1209600 60")),
+			test.SOA("example.org.	60	IN	SOA	ns1.example.org. hostmaster.example.org. 2026 3600 600 1209600 60")),
 	},
 	// The nameservers' own names.
 	{
@@ -238,7 +238,7 @@ func TestServeDNSSOAFields(t *testing.T) {
 		want  string
 	}{
 		{"example.org.", dns.TypeSOA, func(m *dns.Msg) []dns.RR { return m.Answer },
-			"example.org.\t3600\tIN\tSOA\tns1.example.org. hostmaster.example.org. 2026 3600 600 1209600 60"},
+			"example.org.\t60\tIN\tSOA\tns1.example.org. hostmaster.example.org. 2026 3600 600 1209600 60"},
 		{"nope.example.net.", dns.TypeA, func(m *dns.Msg) []dns.RR { return m.Ns },
 			"example.net.\t60\tIN\tSOA\tns1.example.org. hostmaster.example.net. 2026 3600 600 1209600 60"},
 		{"abc.example.org.", dns.TypeAAAA, func(m *dns.Msg) []dns.RR { return m.Ns },
@@ -375,7 +375,7 @@ func TestServeDNSNestedZones(t *testing.T) {
 			test.SOA("dyn.example.org.	60	IN	SOA	ns1.example.org. hostmaster.dyn.example.org. 2026 3600 600 1209600 60"),
 		}},
 		{Qname: "dyn.example.org.", Qtype: dns.TypeSOA, Answer: []dns.RR{
-			test.SOA("dyn.example.org.	3600	IN	SOA	ns1.example.org. hostmaster.dyn.example.org. 2026 3600 600 1209600 60"),
+			test.SOA("dyn.example.org.	60	IN	SOA	ns1.example.org. hostmaster.dyn.example.org. 2026 3600 600 1209600 60"),
 		}},
 	} {
 		rec := dnstest.NewRecorder(&test.ResponseWriter{})
