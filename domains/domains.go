@@ -72,7 +72,7 @@ func (s *Service) Create(ctx context.Context, in Input) (*storage.Domain, error)
 		return nil, problem.BadRequest("name %q is not a domain name (two or more labels of a-z 0-9 -)", *in.Name)
 	}
 	d := &storage.Domain{ID: "dom_" + apikey.Random(10), Name: name, Status: storage.DomainActive, CreatedAt: s.now().UnixMilli()}
-	_, err := s.store.Write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+	err := s.store.WriteVisible(ctx, func(ctx context.Context, tx *storage.Tx) error {
 		if err := s.apply(ctx, tx, d, in); err != nil {
 			return err
 		}
@@ -129,7 +129,7 @@ func (s *Service) Patch(ctx context.Context, id string, in Input) (*storage.Doma
 		return nil, problem.BadRequest("a domain's name cannot be changed")
 	}
 	var d *storage.Domain
-	_, err := s.store.Write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+	err := s.store.WriteVisible(ctx, func(ctx context.Context, tx *storage.Tx) error {
 		var err error
 		if d, err = tx.Domain(ctx, id); errors.Is(err, storage.ErrNotFound) {
 			return problem.NotFound("Domain not found")
@@ -150,7 +150,7 @@ func (s *Service) Patch(ctx context.Context, id string, in Input) (*storage.Doma
 // Ensure creates the Corefile's domains that the store does not hold yet
 // (as active pool domains); several nodes may do this at once.
 func (s *Service) Ensure(ctx context.Context, names []string) error {
-	_, err := s.store.Write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+	err := s.store.WriteVisible(ctx, func(ctx context.Context, tx *storage.Tx) error {
 		now := s.now().UnixMilli()
 		for i, n := range names {
 			// Spaced by a millisecond so the first line stays the first pool domain.

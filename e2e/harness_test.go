@@ -135,8 +135,13 @@ func start(t testing.TB, o options) *server {
 	return s
 }
 
+// stop shuts the server down as SIGTERM does: the plugins' shutdown
+// callbacks (store, feed, API listener), then the servers.
 func (s *server) stop() {
 	if s.inst != nil {
+		for _, err := range s.inst.ShutdownCallbacks() {
+			s.t.Errorf("shutdown: %v", err)
+		}
 		s.inst.Stop()
 		s.inst.Wait()
 		s.inst = nil

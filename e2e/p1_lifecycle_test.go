@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"fmt"
+	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -265,6 +267,12 @@ func TestRestartKeepsData(t *testing.T) {
 			_, key := s.account("pro")
 			h := s.must(201, "POST", "/api/v1/hostnames", key, map[string]any{"ip": "198.41.0.4", "label": "keeper"})
 			s.stop()
+			// Shutdown released the API listener (and with it the store).
+			if l, err := net.Listen("tcp", strings.TrimPrefix(s.api, "http://")); err != nil {
+				t.Fatalf("the API address is still held after shutdown: %v", err)
+			} else {
+				l.Close()
+			}
 
 			o.dir, o.dsn = s.dir, s.dsn
 			s2 := start(t, o)

@@ -53,29 +53,23 @@ type Config struct {
 	RecordWrites int
 }
 
-// Propagation waits until this node serves a committed change.
-type Propagation interface {
-	WaitApplied(ctx context.Context, id int64) error
-}
-
 // Service applies the rules to the store.
 type Service struct {
 	store *storage.Store
 	cfg   Config
-	prop  Propagation
 	log   *slog.Logger
 	now   func() time.Time
 }
 
-// New makes a Service. prop may be nil (then writes do not wait for DNS).
-func New(store *storage.Store, cfg Config, prop Propagation, log *slog.Logger) *Service {
+// New makes a Service.
+func New(store *storage.Store, cfg Config, log *slog.Logger) *Service {
 	if cfg.Caps == nil {
 		cfg.Caps = DefaultCaps
 	}
 	if cfg.Labels == nil {
 		cfg.Labels = labels.Default()
 	}
-	return &Service{store: store, cfg: cfg, prop: prop, log: log, now: time.Now}
+	return &Service{store: store, cfg: cfg, log: log, now: time.Now}
 }
 
 // Profile is the behaviour profile in force.
@@ -104,21 +98,10 @@ func (s *Service) Status(h *storage.Hostname, now time.Time) string {
 	return h.Status
 }
 
-// write runs fn in one transaction and then waits (briefly) until this node
-// serves the change, so a client that resolves right after the answer sees it.
+// write runs fn in one transaction; a client that resolves right after the
+// answer sees the change.
 func (s *Service) write(ctx context.Context, fn func(ctx context.Context, tx *storage.Tx) error) error {
-	id, err := s.store.Write(ctx, fn)
-	if err != nil {
-		return err
-	}
-	if id > 0 && s.prop != nil {
-		wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		defer cancel()
-		if err := s.prop.WaitApplied(wctx, id); err != nil {
-			s.log.Warn("change not applied on this node in time", "change", id, "err", err)
-		}
-	}
-	return nil
+	return s.store.WriteVisible(ctx, fn)
 }
 
 // expiry is the expires_at of a hostname used at now (0: never, [P2]).

@@ -55,6 +55,9 @@ func NewFeed(s *Store, consumer Consumer, poll time.Duration, log *slog.Logger) 
 		progress: make(chan struct{}),
 	}
 	s.OnCommit(f.Wake)
+	s.mu.Lock()
+	s.feed = f
+	s.mu.Unlock()
 	return f
 }
 

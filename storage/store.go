@@ -43,6 +43,7 @@ type Store struct {
 
 	mu       sync.Mutex
 	onCommit []func() // wakes in-process feeds after a write
+	feed     *Feed    // this node's feed, if one runs
 }
 
 // Open opens (and for SQLite creates) the database and migrates its schema.
@@ -180,6 +181,32 @@ func (s *Store) Write(ctx context.Context, fn func(ctx context.Context, tx *Tx) 
 		}
 	}
 	return last, nil
+}
+
+// visibleWait bounds how long WriteVisible waits for this node's feed.
+const visibleWait = 2 * time.Second
+
+// WriteVisible runs fn like Write, then waits (up to visibleWait) until this
+// node's feed has applied the change, so that what the caller reads next,
+// DNS answers included, reflects it. A late feed is logged, not an error:
+// the write is committed.
+func (s *Store) WriteVisible(ctx context.Context, fn func(ctx context.Context, tx *Tx) error) error {
+	id, err := s.Write(ctx, fn)
+	if err != nil || id == 0 {
+		return err
+	}
+	s.mu.Lock()
+	f := s.feed
+	s.mu.Unlock()
+	if f == nil {
+		return nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, visibleWait)
+	defer cancel()
+	if err := f.WaitApplied(wctx, id); err != nil {
+		f.log.Warn("change not applied on this node in time", "change", id, "err", err)
+	}
+	return nil
 }
 
 // Errors the store returns; everything else is unexpected.

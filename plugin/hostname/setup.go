@@ -402,7 +402,7 @@ func (h *Hostname) start() error {
 	hs := hostnames.New(b.store, hostnames.Config{
 		Profile: cfg.profile, IdleExpiry: cfg.idleExpiry, Caps: cfg.caps, Labels: policy, Reserved: reserved,
 		CertKey: key != nil, Resolver: &targets.Resolver{Servers: cfg.resolvers}, RecordWrites: cfg.recordWrites,
-	}, b.feed, logger)
+	}, logger)
 	srv := adminapi.New(adminapi.Config{
 		Profile: cfg.profile, BaseURL: cfg.baseURL, AdminToken: token,
 		Health: func(ctx context.Context) error { return health(ctx, b) },
