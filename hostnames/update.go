@@ -51,6 +51,16 @@ func (s *Service) Update(ctx context.Context, p *access.Principal, id string, in
 		if err := refuseState(h); err != nil {
 			return nil, err
 		}
+		// The lookup costs the update's token even when it is refused, so
+		// the operator's resolver is not a free oracle.
+		if err := s.store.WriteVisible(ctx, func(ctx context.Context, tx *storage.Tx) error {
+			if _, err := tx.LockAccount(ctx, p.AccountID); err != nil {
+				return err
+			}
+			return ratelimit.Take(ctx, tx, p.AccountID, ratelimit.Updates, s.now())
+		}); err != nil {
+			return nil, err
+		}
 		if answer, err = s.resolve(ctx, target); err != nil {
 			return nil, err
 		}
@@ -63,8 +73,10 @@ func (s *Service) Update(ctx context.Context, p *access.Principal, id string, in
 			return err
 		}
 		now := s.now()
-		if err := ratelimit.Take(ctx, tx, acct.ID, ratelimit.Updates, now); err != nil {
-			return err
+		if answer == nil { // a target's token was taken before its lookup
+			if err := ratelimit.Take(ctx, tx, acct.ID, ratelimit.Updates, now); err != nil {
+				return err
+			}
 		}
 		class := ClassOf(h)
 		var addrs []netip.Addr

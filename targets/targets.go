@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/hostmint/hostmint/addrclass"
@@ -65,7 +66,6 @@ func (r *Resolver) ask(ctx context.Context, server, name string) (*Answer, error
 	}
 	c := &dns.Client{Timeout: timeout}
 	ans := &Answer{TTL: MaxTTL}
-	nx := 0
 	for _, qt := range []uint16{dns.TypeA, dns.TypeAAAA} {
 		m := new(dns.Msg)
 		m.SetQuestion(name, qt)
@@ -82,12 +82,21 @@ func (r *Resolver) ask(ctx context.Context, server, name string) (*Answer, error
 		switch resp.Rcode {
 		case dns.RcodeSuccess:
 		case dns.RcodeNameError:
-			nx++
 			continue
 		default:
 			return nil, fmt.Errorf("%s answered %s", server, dns.RcodeToString[resp.Rcode])
 		}
+		// Only the name asked and the names its CNAME chain leads to count.
+		chain := map[string]bool{strings.ToLower(name): true}
 		for _, rr := range resp.Answer {
+			if c, ok := rr.(*dns.CNAME); ok && chain[strings.ToLower(c.Hdr.Name)] {
+				chain[strings.ToLower(c.Target)] = true
+			}
+		}
+		for _, rr := range resp.Answer {
+			if !chain[strings.ToLower(rr.Header().Name)] {
+				continue
+			}
 			var a netip.Addr
 			switch v := rr.(type) {
 			case *dns.A:
@@ -118,13 +127,14 @@ func (r *Resolver) ask(ctx context.Context, server, name string) (*Answer, error
 	return ans, nil
 }
 
-// OfClass keeps the addresses of class c.
+// OfClass returns addrs if every one is of class c, and nil if any is not:
+// an answer that mixes in an address of the other class is refused whole
+// (a public name must never start pointing into a private network).
 func OfClass(addrs []netip.Addr, c addrclass.Class) []netip.Addr {
-	var out []netip.Addr
 	for _, a := range addrs {
-		if addrclass.Of(a) == c {
-			out = append(out, a)
+		if addrclass.Of(a) != c {
+			return nil
 		}
 	}
-	return out
+	return addrs
 }
