@@ -155,8 +155,11 @@ func (s *Server) routeTable() []route {
 			ok: 200, okSchema: "DomainList", errors: adminErrors, handle: s.listDomains},
 		{method: "PATCH", path: "/api/admin/domains/{id}", auth: authAdmin, body: "DomainInput",
 			summary: "Change a domain",
-			doc:     "`status` and `account_id` change here. `caa`, `dnssec` and `ds_published` answer 501 in this version.",
-			ok:      200, okSchema: "Domain", errors: append([]int{501}, adminErrors...), handle: s.patchDomain},
+			doc: "`status` and `account_id`; `caa`, a list of CAA presentation strings (`0 issue \"ca.example\"`) served at every " +
+				"hostname of the domain without a CAA of its own ([] clears it); `dnssec: true` creates the zone's key (ECDSA P-256, " +
+				"sealed at rest with cert_encryption_key_file; 501 without one) and answers the `ds` to publish at the parent; " +
+				"`ds_published: true` records that the parent has it (409 unless signed). `dnssec: false` unsigns (409 while ds_published).",
+			ok: 200, okSchema: "Domain", errors: append([]int{501}, adminErrors...), handle: s.patchDomain},
 		{method: "POST", path: "/api/admin/hostnames/{id}/suspend", profile: 2, auth: authAdmin,
 			summary: "Suspend a hostname while an abuse report is reviewed",
 			doc: "The name stops resolving; PUT and DELETE answer 403. Its address, target and DNS-01 credentials are kept. " +

@@ -143,6 +143,15 @@ func refuseState(h *storage.Hostname) error {
 // Renew is the profile-1 heartbeat: expires_at moves out and an expired,
 // unreleased hostname comes back live.
 func (s *Service) Renew(ctx context.Context, p *access.Principal, id string) (*storage.Hostname, error) {
+	return s.change(ctx, p, id, func(ctx context.Context, tx *storage.Tx, h *storage.Hostname, acct *storage.Account) error {
+		return s.touch(ctx, tx, acct, h)
+	})
+}
+
+// change runs fn in one transaction on the caller's hostname, once
+// changeable has let it through, and returns the hostname as fn left it.
+func (s *Service) change(ctx context.Context, p *access.Principal, id string,
+	fn func(context.Context, *storage.Tx, *storage.Hostname, *storage.Account) error) (*storage.Hostname, error) {
 	var h *storage.Hostname
 	err := s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
 		var acct *storage.Account
@@ -150,7 +159,7 @@ func (s *Service) Renew(ctx context.Context, p *access.Principal, id string) (*s
 		if h, acct, err = s.changeable(ctx, tx, p, id); err != nil {
 			return err
 		}
-		return s.touch(ctx, tx, acct, h)
+		return fn(ctx, tx, h, acct)
 	})
 	return h, err
 }

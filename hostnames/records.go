@@ -70,6 +70,9 @@ func (s *Service) CreateRecord(ctx context.Context, p *access.Principal, hostnam
 		if out.Data, err = encode(rec.Data); err != nil {
 			return err
 		}
+		if err := unique(existing, out); err != nil {
+			return err
+		}
 		if err := tx.InsertRecord(ctx, out); err != nil {
 			return err
 		}
@@ -112,6 +115,13 @@ func (s *Service) UpdateRecord(ctx context.Context, p *access.Principal, hostnam
 			return err
 		}
 		if out.Data, err = encode(rec.Data); err != nil {
+			return err
+		}
+		existing, err := tx.Records(ctx, h.ID)
+		if err != nil {
+			return err
+		}
+		if err := unique(existing, out); err != nil {
 			return err
 		}
 		out.UpdatedAt = time.Now().UnixMilli()
@@ -197,6 +207,17 @@ func (s *Service) checkTLSA(ctx context.Context, tx *storage.Tx, h *storage.Host
 	}
 	if !d.DNSSEC || !d.DSPublished {
 		return problem.Conflict("TLSA needs DNSSEC: domain %s must be signed and its DS published at the parent first", d.Name)
+	}
+	return nil
+}
+
+// unique refuses a record equal to another one at its name: DNS serves an
+// RRset, and a copy would only take a slot (RFC 2181 5).
+func unique(existing []storage.Record, r *storage.Record) error {
+	for _, e := range existing {
+		if e.ID != r.ID && e.Name == r.Name && e.Type == r.Type && e.Data == r.Data {
+			return problem.Conflict("an identical %s record exists at %s (id %s)", r.Type, r.Name, e.ID)
+		}
 	}
 	return nil
 }

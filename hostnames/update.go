@@ -65,13 +65,7 @@ func (s *Service) Update(ctx context.Context, p *access.Principal, id string, in
 			return nil, err
 		}
 	}
-	var h *storage.Hostname
-	err := s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
-		var acct *storage.Account
-		var err error
-		if h, acct, err = s.changeable(ctx, tx, p, id); err != nil {
-			return err
-		}
+	return s.change(ctx, p, id, func(ctx context.Context, tx *storage.Tx, h *storage.Hostname, acct *storage.Account) error {
 		now := s.now()
 		if answer == nil { // a target's token was taken before its lookup
 			if err := ratelimit.Take(ctx, tx, acct.ID, ratelimit.Updates, now); err != nil {
@@ -106,7 +100,6 @@ func (s *Service) Update(ctx context.Context, p *access.Principal, id string, in
 		}
 		return tx.Changed(ctx, storage.KindHostname, h.ID)
 	})
-	return h, err
 }
 
 func crossing(h *storage.Hostname, class addrclass.Class) error {
@@ -138,13 +131,7 @@ func (s *Service) resolve(ctx context.Context, target string) (*targets.Answer, 
 }
 
 func (s *Service) updateP1(ctx context.Context, p *access.Principal, id string, in UpdateInput) (*storage.Hostname, error) {
-	var h *storage.Hostname
-	err := s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
-		var acct *storage.Account
-		var err error
-		if h, acct, err = s.changeable(ctx, tx, p, id); err != nil {
-			return err
-		}
+	return s.change(ctx, p, id, func(ctx context.Context, tx *storage.Tx, h *storage.Hostname, acct *storage.Account) error {
 		addr, err := parseIP(in.IP)
 		if err != nil {
 			return err
@@ -155,5 +142,4 @@ func (s *Service) updateP1(ctx context.Context, p *access.Principal, id string, 
 		h.IP, h.Addrs = addr.text, addr.text
 		return s.touch(ctx, tx, acct, h)
 	})
-	return h, err
 }

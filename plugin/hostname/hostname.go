@@ -64,7 +64,13 @@ func (h *Hostname) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Ms
 	h.answer(m, z, state)
 
 	state.SizeAndDo(m)
-	m = state.Scrub(m)
+	if m.Len() > state.Size() {
+		// Len counts escaped TXT and CAA text (\DDD) as written, not as sent:
+		// only a message that really does not fit is truncated.
+		if b, err := m.Pack(); err != nil || len(b) > state.Size() {
+			m = state.Scrub(m)
+		}
+	}
 	w.WriteMsg(m)
 	answersTotal.WithLabelValues(dns.RcodeToString[m.Rcode]).Inc()
 	return dns.RcodeSuccess, nil
