@@ -117,6 +117,25 @@ func (s *Server) routeTable() []route {
 				"points at: `status` reads `provisioning` until the domain is ready, then `active`.",
 			ok: 200, okSchema: "TeamDomain", errors: []int{401, 403, 404, 500, 503}, handle: s.teamDomain},
 
+		{method: "POST", path: "/api/v1/hostnames/{id}/acme-credential", auth: authKey,
+			summary: "Create a DNS-01 credential for the hostname",
+			doc: "Scope dns01:write reaching the hostname (a hostname-reach key may make its own hostname's). " +
+				"201 with an acme-dns registration: give `username`, `password`, `subdomain` and `server_url` to an acme-dns " +
+				"client; the password is shown only here. At most 5 a hostname (400); the hostname must be live (409).",
+			ok: 201, okSchema: "Credential", errors: []int{400, 401, 403, 404, 409, 500, 503}, handle: s.createCredential},
+		{method: "POST", path: "/api/acme/update", summary: "Publish a DNS-01 challenge value (acme-dns)",
+			doc: "No bearer: headers `X-Api-User` (the credential's username) and `X-Api-Key` (its password). Body " +
+				"`{subdomain, txt}`, any or no Content-Type. `txt` is 43 characters of A-Z a-z 0-9 _ -. 200 `{\"txt\": value}`; " +
+				"the value is served at once as TXT at `_acme-challenge.<hostname>` (TTL 60): the two newest values, for 24 hours " +
+				"after the newest was written. 400 malformed body or value; 401 invalid credentials (or a released, terminated " +
+				"or expired hostname); 403 subdomain not this credential's, or hostname suspended.",
+			ok: 200, okSchema: "ChallengeValue", errors: []int{400, 401, 403, 500, 503}, handle: s.acmeUpdate},
+		{method: "GET", path: "/api/acme/health", summary: "acme-dns health",
+			ok: 200, okSchema: "Health", errors: []int{503}, handle: s.acmeHealth},
+		{method: "POST", path: "/api/acme/register", summary: "Not offered: credentials come from the authenticated API",
+			doc: "Always 501: create credentials with POST /api/v1/hostnames/{id}/acme-credential.",
+			ok:  501, errors: []int{501}, handle: s.acmeRegister},
+
 		{method: "GET", path: "/api/health", summary: "Service health",
 			doc: "200 once the store is open and the DNS index is loaded; 503 otherwise.",
 			ok:  200, okSchema: "Health", errors: []int{503}, handle: s.health},

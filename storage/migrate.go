@@ -106,6 +106,21 @@ CREATE TABLE records (
 CREATE INDEX records_hostname ON records (hostname_id, created_at);
 ALTER TABLE domains ADD COLUMN dnskey TEXT NOT NULL DEFAULT '';
 ALTER TABLE domains ADD COLUMN dnssec_key TEXT NOT NULL DEFAULT ''`},
+	{4, "DNS-01 credentials and challenge values", `
+CREATE TABLE acme_credentials (
+	id TEXT PRIMARY KEY,
+	hostname_id TEXT NOT NULL REFERENCES hostnames (id),
+	password_hash TEXT NOT NULL,
+	created_at BIGINT NOT NULL
+);
+CREATE INDEX acme_credentials_hostname ON acme_credentials (hostname_id);
+CREATE TABLE challenges (
+	id {{serial}},
+	hostname_id TEXT NOT NULL REFERENCES hostnames (id),
+	value TEXT NOT NULL,
+	created_at BIGINT NOT NULL
+);
+CREATE INDEX challenges_hostname ON challenges (hostname_id, id)`},
 }
 
 // dialectSQL fills in what the two dialects spell differently.

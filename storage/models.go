@@ -113,6 +113,27 @@ type Record struct {
 	UpdatedAt  int64  `bun:"updated_at"`
 }
 
+// Credential is an acme-dns credential: it publishes DNS-01 challenge
+// values for one hostname. The password is never stored.
+type Credential struct {
+	bun.BaseModel `bun:"table:acme_credentials"`
+
+	ID           string `bun:"id,pk"` // the username, a UUID
+	HostnameID   string `bun:"hostname_id"`
+	PasswordHash string `bun:"password_hash"`
+	CreatedAt    int64  `bun:"created_at"`
+}
+
+// Challenge is a DNS-01 challenge value published for a hostname.
+type Challenge struct {
+	bun.BaseModel `bun:"table:challenges"`
+
+	ID         int64  `bun:"id,pk,autoincrement"`
+	HostnameID string `bun:"hostname_id"`
+	Value      string `bun:"value"`
+	CreatedAt  int64  `bun:"created_at"`
+}
+
 // RetiredLabel is a label that was released on a domain. In profile 1 no one
 // may take it again; AccountID says whose it was.
 type RetiredLabel struct {

@@ -232,12 +232,13 @@ func withType(ts []uint16, t uint16) []uint16 {
 	return append(append([]uint16{}, ts...), t)
 }
 
-// rewrite copies an RRset with the owner and TTL it is served with.
-func rewrite(set []dns.RR, owner string, ttl uint32) []dns.RR {
+// rewrite copies an RRset with the owner it is served with and its TTL
+// capped at most.
+func rewrite(set []dns.RR, owner string, most uint32) []dns.RR {
 	out := make([]dns.RR, len(set))
 	for i, rr := range set {
 		c := dns.Copy(rr)
-		c.Header().Name, c.Header().Ttl = owner, ttl
+		c.Header().Name, c.Header().Ttl = owner, min(c.Header().Ttl, most)
 		out[i] = c
 	}
 	return out

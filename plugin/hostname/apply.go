@@ -27,11 +27,19 @@ func (ix *Index) Load(ctx context.Context, q storage.Queries) error {
 	if err != nil {
 		return err
 	}
+	chals := map[string][]storage.Challenge{}
+	err = q.ScanChallenges(ctx, func(c *storage.Challenge) error {
+		chals[c.HostnameID] = append(chals[c.HostnameID], *c)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
 	m := new(sync.Map)
 	names := map[string][]string{}
 	var n int64
 	err = q.ScanServable(ctx, func(h *storage.Hostname) error {
-		nodes := buildNodes(h, recs[h.ID])
+		nodes := buildNodes(h, recs[h.ID], chals[h.ID])
 		for name, nd := range nodes {
 			m.Store(name, nd)
 			names[h.ID] = append(names[h.ID], name)
@@ -91,9 +99,17 @@ func (ix *Index) Apply(ctx context.Context, q storage.Queries, cs []storage.Chan
 	for _, r := range rs {
 		recs[r.HostnameID] = append(recs[r.HostnameID], r)
 	}
+	cs2, err := q.Challenges(ctx, ids...)
+	if err != nil {
+		return err
+	}
+	chals := map[string][]storage.Challenge{}
+	for _, c := range cs2 {
+		chals[c.HostnameID] = append(chals[c.HostnameID], c)
+	}
 	m := ix.nodes.Load()
 	for i := range hs {
-		ix.replace(m, &hs[i], buildNodes(&hs[i], recs[hs[i].ID]))
+		ix.replace(m, &hs[i], buildNodes(&hs[i], recs[hs[i].ID], chals[hs[i].ID]))
 	}
 	if s := uint32(last); s > ix.serial.Load() {
 		ix.serial.Store(s)
@@ -131,10 +147,11 @@ func (ix *Index) replace(m *sync.Map, h *storage.Hostname, nodes map[string]*nod
 	}
 }
 
-// buildNodes is every name a hostname holds, none when it is not served.
-// Expiry is checked at answer time, so an idle name stops resolving the
-// moment it expires without any write.
-func buildNodes(h *storage.Hostname, recs []storage.Record) map[string]*node {
+// buildNodes is every name a hostname holds, none when it is not served:
+// its own, its records', and its DNS-01 challenge values (chals, newest
+// first). Expiry is checked at answer time, so an idle name stops resolving
+// the moment it expires without any write.
+func buildNodes(h *storage.Hostname, recs []storage.Record, chals []storage.Challenge) map[string]*node {
 	if h.Status != storage.StatusLive && h.Status != storage.StatusPending {
 		return nil
 	}
@@ -173,10 +190,34 @@ func buildNodes(h *storage.Hostname, recs []storage.Record) map[string]*node {
 			}
 		}
 	}
+	if c := challengeNode(h, chals); c != nil {
+		nodes[hostnames.ChallengeLabel+"."+name] = c
+	}
 	for _, n := range nodes {
 		n.setTypes()
 	}
 	return nodes
+}
+
+// challengeNode serves the newest challenge values as TXT until
+// ChallengeLife after the newest was written (and never past the hostname's
+// own expiry).
+func challengeNode(h *storage.Hostname, chals []storage.Challenge) *node {
+	if len(chals) == 0 {
+		return nil
+	}
+	owner := hostnames.ChallengeLabel + "." + dns.Fqdn(h.Name)
+	n := &node{id: h.ID, expires: chals[0].CreatedAt + hostnames.ChallengeLife.Milliseconds(), rrsets: map[uint16][]dns.RR{}}
+	if h.ExpiresAt != 0 {
+		n.expires = min(n.expires, h.ExpiresAt)
+	}
+	for _, c := range chals[:min(len(chals), hostnames.ChallengeValues)] {
+		n.rrsets[dns.TypeTXT] = append(n.rrsets[dns.TypeTXT], &dns.TXT{
+			Hdr: dns.RR_Header{Name: owner, Rrtype: dns.TypeTXT, Class: dns.ClassINET, Ttl: hostnames.ChallengeTTL},
+			Txt: []string{c.Value},
+		})
+	}
+	return n
 }
 
 func parent(name string) string {

@@ -1,0 +1,118 @@
+package hostnames
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/hostmint/hostmint/access"
+	"github.com/hostmint/hostmint/apikey"
+	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/storage"
+)
+
+// DNS-01 challenge publishing, acme-dns style, in both profiles: a
+// credential is made for one hostname through the authenticated API; an ACME
+// client then publishes challenge values with it at _acme-challenge.<name>.
+
+// Limits of the spec, and this service's choice of how values age out.
+const (
+	MaxCredentials = 5
+	// ChallengeValues are served at once: an apex and a wildcard in one order
+	// validate two different values at the same name.
+	ChallengeValues = 2
+	// ChallengeLife is how long after the newest value was written the
+	// values are served; a CA validates within minutes.
+	ChallengeLife  = 24 * time.Hour
+	ChallengeTTL   = 60
+	ChallengeLabel = "_acme-challenge"
+)
+
+var challengeValue = regexp.MustCompile(`^[A-Za-z0-9_-]{43}$`)
+
+// NewCredential is a created credential; Password is shown once.
+type NewCredential struct {
+	Username, Password, Fulldomain string
+}
+
+// CreateCredential makes a DNS-01 credential for a live hostname.
+func (s *Service) CreateCredential(ctx context.Context, p *access.Principal, hostnameID string) (*NewCredential, error) {
+	password := apikey.Random(25) // 40 characters, 200 bits
+	out := &NewCredential{Username: uuid4(), Password: password}
+	err := s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+		h, err := s.owned(ctx, tx, p, hostnameID, access.DNS01Write)
+		if err != nil {
+			return err
+		}
+		if st := s.Status(h, s.now()); st != storage.StatusLive {
+			return problem.Conflict("hostname %s is %s; credentials are made for live hostnames", h.Name, st)
+		}
+		n, err := tx.CountCredentials(ctx, h.ID)
+		if err != nil {
+			return err
+		}
+		if n >= MaxCredentials {
+			return problem.BadRequest("hostname %s holds %d DNS-01 credentials, the most it may", h.Name, MaxCredentials)
+		}
+		out.Fulldomain = ChallengeLabel + "." + h.Name
+		return tx.InsertCredential(ctx, &storage.Credential{ID: out.Username, HostnameID: h.ID,
+			PasswordHash: apikey.Hash(password), CreatedAt: s.now().UnixMilli()})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ChallengeUpdate is an acme-dns update call.
+type ChallengeUpdate struct {
+	User, Key string // X-Api-User, X-Api-Key
+	Subdomain string
+	TXT       string
+}
+
+// PublishChallenge checks an update call and publishes its value: served at
+// once on this node, within the feed's lag on the others.
+func (s *Service) PublishChallenge(ctx context.Context, u ChallengeUpdate) error {
+	return s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+		c, err := tx.Credential(ctx, u.User)
+		if errors.Is(err, storage.ErrNotFound) || err == nil && !apikey.Verify(c.PasswordHash, u.Key) {
+			return problem.New(401, problem.CodeUnauthorized, "invalid credentials: X-Api-User or X-Api-Key is wrong")
+		}
+		if err != nil {
+			return err
+		}
+		if u.Subdomain != u.User {
+			return problem.Forbidden("subdomain %q does not belong to this credential (use %s)", u.Subdomain, u.User)
+		}
+		if !challengeValue.MatchString(u.TXT) {
+			return problem.BadRequest("txt must be 43 characters of A-Z a-z 0-9 _ - (a DNS-01 key authorization digest)")
+		}
+		h, err := tx.Hostname(ctx, c.HostnameID)
+		if err != nil {
+			return err
+		}
+		switch st := s.Status(h, s.now()); st {
+		case storage.StatusLive, storage.StatusPending:
+		case storage.StatusSuspended:
+			return problem.Forbidden("hostname %s is suspended while an abuse report is reviewed; its credentials return when it is restored", h.Name)
+		default:
+			return problem.New(401, problem.CodeUnauthorized, "invalid credentials: hostname %s is %s", h.Name, st)
+		}
+		if err := tx.AddChallenge(ctx, &storage.Challenge{HostnameID: h.ID, Value: u.TXT, CreatedAt: s.now().UnixMilli()}, ChallengeValues); err != nil {
+			return err
+		}
+		return tx.Changed(ctx, storage.KindHostname, h.ID)
+	})
+}
+
+func uuid4() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
