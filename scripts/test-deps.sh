@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs and starts what the test suite needs, where it is missing:
-# PostgreSQL on 127.0.0.1:5432 (trust auth, database "test") and dig.
+# PostgreSQL on 127.0.0.1:5432 (trust auth, database "test"), dig and delv,
+# and the ACME pieces: Pebble (a test CA), certbot and the lego CLI.
 # Safe to run again; needs root (or sudo) only when something is missing.
 set -euo pipefail
 
@@ -9,6 +10,9 @@ sudo_() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 missing=()
 command -v dig >/dev/null || missing+=(bind9-dnsutils)
 command -v pg_ctlcluster >/dev/null || missing+=(postgresql)
+command -v pebble >/dev/null || missing+=(pebble)
+command -v certbot >/dev/null || missing+=(certbot)
+command -v lego >/dev/null || missing+=(lego)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "test-deps: installing ${missing[*]}"
   sudo_ apt-get update -qq
