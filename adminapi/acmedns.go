@@ -1,9 +1,6 @@
 package adminapi
 
 import (
-	"encoding/json"
-	"errors"
-	"io"
 	"net/http"
 
 	"github.com/hostmint/hostmint/hostnames"
@@ -43,16 +40,9 @@ type acmeUpdate struct {
 
 func (s *Server) acmeUpdate(c *call) (int, any, error) {
 	var req acmeUpdate
-	dec := json.NewDecoder(c.r.Body)
-	if err := dec.Decode(&req); err != nil {
-		var maxErr *http.MaxBytesError
-		switch {
-		case errors.As(err, &maxErr):
-			return 0, nil, problem.BadRequest("request body is larger than 4KB")
-		case errors.Is(err, io.EOF):
-			return 0, nil, problem.BadRequest("request body is empty; send {\"subdomain\": ..., \"txt\": ...}")
-		}
-		return 0, nil, problem.BadRequest("request body is not a JSON object {subdomain, txt}: %v", err)
+	// Lenient on fields, as acme-dns is: clients may send more than these two.
+	if err := readJSON(c.r, &req, false); err != nil {
+		return 0, nil, err
 	}
 	err := s.hostnames.PublishChallenge(c.r.Context(), hostnames.ChallengeUpdate{
 		User: c.r.Header.Get("X-Api-User"), Key: c.r.Header.Get("X-Api-Key"), Subdomain: req.Subdomain, TXT: req.TXT,

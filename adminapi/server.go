@@ -8,6 +8,7 @@
 package adminapi
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
@@ -203,25 +204,39 @@ func writeJSON(w http.ResponseWriter, status int, body any) {
 // decode reads the JSON object body into v: unknown fields, trailing data,
 // wrong types and bodies over MaxBody are all 400 with a message naming the
 // problem.
-func decode(r *http.Request, v any) error {
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	if err == nil {
-		if dec.More() || dec.Decode(&struct{}{}) == nil {
-			return problem.BadRequest("request body must hold one JSON object and nothing after it")
-		}
-		return nil
+func decode(r *http.Request, v any) error { return readJSON(r, v, true) }
+
+// readJSON reads the whole body (at most MaxBody) and decodes one JSON
+// value from it; strict refuses fields v does not have.
+func readJSON(r *http.Request, v any, strict bool) error {
+	body, err := io.ReadAll(r.Body)
+	var maxErr *http.MaxBytesError
+	if errors.As(err, &maxErr) {
+		return problem.BadRequest("request body is larger than 4KB")
 	}
+	if err != nil {
+		return problem.BadRequest("request body could not be read: %v", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if strict {
+		dec.DisallowUnknownFields()
+	}
+	if err := dec.Decode(v); err != nil {
+		return jsonError(err)
+	}
+	if dec.Decode(&struct{}{}) != io.EOF {
+		return problem.BadRequest("request body must hold one JSON object and nothing after it")
+	}
+	return nil
+}
+
+func jsonError(err error) error {
 	var (
-		maxErr    *http.MaxBytesError
 		syntaxErr *json.SyntaxError
 		typeErr   *json.UnmarshalTypeError
 		timeErr   *time.ParseError
 	)
 	switch {
-	case errors.As(err, &maxErr):
-		return problem.BadRequest("request body is larger than 4KB")
 	case errors.Is(err, io.EOF):
 		return problem.BadRequest("request body is empty; send a JSON object")
 	case errors.As(err, &syntaxErr):

@@ -439,8 +439,14 @@ func (q Queries) CountCredentials(ctx context.Context, hostnameID string) (int, 
 	return int(n), mapErr(err)
 }
 
-// AddChallenge stores a value and keeps only the keep newest of the hostname.
+// AddChallenge stores a value and keeps only the keep newest of the
+// hostname. A value sent again (a client's retry) moves to the front rather
+// than taking a second slot and pushing out the other value.
 func (q Queries) AddChallenge(ctx context.Context, c *Challenge, keep int) error {
+	if _, err := q.db.NewDelete().Model((*Challenge)(nil)).
+		Where("hostname_id = ? AND value = ?", c.HostnameID, c.Value).Exec(ctx); err != nil {
+		return mapErr(err)
+	}
 	if _, err := q.db.NewInsert().Model(c).Returning("id").Exec(ctx); err != nil {
 		return mapErr(err)
 	}
