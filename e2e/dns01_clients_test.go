@@ -143,7 +143,7 @@ func dns01StartPebble(t *testing.T, dnsAddr string) *dns01Pebble {
 	t.Helper()
 	bin, err := exec.LookPath("pebble")
 	if err != nil {
-		t.Skipf("pebble is not installed: %v", err)
+		t.Fatalf("pebble is not installed (run ./scripts/test-deps.sh): %v", err)
 	}
 	dir := t.TempDir()
 	caFile, certFile, keyFile := dns01TLS(t, dir)
@@ -288,7 +288,7 @@ func dns01Run(t *testing.T, env []string, name string, args ...string) string {
 	t.Helper()
 	bin, err := exec.LookPath(name)
 	if err != nil {
-		t.Skipf("%s is not installed: %v", name, err)
+		t.Fatalf("%s is not installed (run ./scripts/test-deps.sh): %v", name, err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
