@@ -107,6 +107,19 @@ func (s *Server) routeTable() []route {
 			doc: "Scope hostnames:write. 204. Another team's record, or none: 404. Deleting a hostname's CAA restores the " +
 				"domain's policy there.",
 			ok: 204, errors: []int{401, 403, 404, 409, 429, 500, 503}, handle: s.deleteRecord},
+		{method: "POST", path: "/api/v1/hostnames/{id}/certificate", profile: 2, auth: authKey, body: "CSRInput",
+			summary: "Order a certificate for a csr hostname",
+			doc: "Scope dns01:write. Body `{\"csr\": \"<PEM PKCS#10>\"}`: the CSR must cover exactly the hostname and optionally " +
+				"`*.<hostname>` (400 otherwise). 202 with the order's state: the service orders from the CA, answers the DNS-01 " +
+				"challenge from its own DNS and stores the chain; poll GET until `issued`. Post a fresh CSR before `expires_at` to " +
+				"renew. Not a csr hostname, or not live: 409.",
+			ok: 202, okSchema: "CertificateState", errors: []int{400, 401, 403, 404, 409, 500, 503}, handle: s.submitCSR},
+		{method: "GET", path: "/api/v1/hostnames/{id}/certificate", profile: 2, auth: authKey,
+			summary: "Download the hostname's certificate",
+			doc: "Scope hostnames:read or dns01:write. 200 with `certificate` (PEM chain), `private_key` (managed only), " +
+				"`expires_at`, `ca` and `status` (`issued`; `requested`/`issuing` while an order runs; `failed` with `error`; " +
+				"`revoking`/`revoked` after release). 409 with the order's state while none is held; 404 for certificate self.",
+			ok: 200, okSchema: "CertificateState", errors: []int{401, 403, 404, 409, 500, 503}, handle: s.getCertificate},
 		{method: "GET", path: "/api/v1/domains", profile: 2, auth: authKey,
 			summary: "List the team's domains",
 			doc:     "Any scope; the domains some scope of the key reaches.",

@@ -38,6 +38,9 @@ func (s *Server) hostnameView(h *storage.Hostname, now time.Time) hostnameView {
 		return v
 	}
 	v.Certificate = h.Certificate
+	if h.Certificate == "csr" && h.CertExpiresAt != 0 {
+		v.ExpiresAt = ts(h.CertExpiresAt)
+	}
 	if h.Target != "" {
 		v.Target = &h.Target
 	}

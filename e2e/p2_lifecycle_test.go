@@ -123,7 +123,9 @@ func TestP2Create(t *testing.T) {
 	dir := t.TempDir()
 	keyFile := filepath.Join(dir, "cert.key")
 	os.WriteFile(keyFile, []byte("MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=\n"), 0o600)
-	eachDialect(t, options{profile: 2, extra: []string{"cert_encryption_key_file " + keyFile}}, func(t *testing.T, s *server) {
+	// The CAs are never reached here: orders fail and are retried, quietly.
+	cas := []string{"acme_ca letsencrypt https://127.0.0.1:9/dir", "acme_ca google https://127.0.0.1:9/dir2"}
+	eachDialect(t, options{profile: 2, extra: append(cas, "cert_encryption_key_file "+keyFile)}, func(t *testing.T, s *server) {
 		team, key := s.team(t, "a.example.net")
 		s.must(201, "POST", "/api/admin/domains", s.admin, map[string]any{"name": "b.example.net", "account_id": team})
 
@@ -201,14 +203,24 @@ func TestP2Create(t *testing.T) {
 	})
 }
 
-// Managed certificates need a certificate encryption key: 501 without one.
+// Managed certificates need a certificate encryption key, and both modes a
+// CA: 501 without them.
 func TestP2ManagedWithoutKey(t *testing.T) {
-	s := start(t, options{profile: 2})
+	s := start(t, options{profile: 2, extra: []string{"acme_ca letsencrypt https://127.0.0.1:9/dir"}})
 	_, key := s.team(t, "a.example.net")
 	if r := s.must(501, "POST", "/api/v1/hostnames", key, map[string]any{"ip": "198.41.0.4", "certificate": "managed"}); r.str("code") != "NOT_IMPLEMENTED" {
 		t.Fatal(string(r.raw))
 	}
 	s.must(201, "POST", "/api/v1/hostnames", key, map[string]any{"ip": "198.41.0.4", "certificate": "csr"})
+	s.must(400, "POST", "/api/v1/hostnames", key, map[string]any{"ip": "198.41.0.4", "certificate": "csr", "ca": "google"})
+
+	bare := start(t, options{profile: 2})
+	_, key = bare.team(t, "b.example.net")
+	for _, mode := range []string{"csr", "managed"} {
+		if r := bare.must(501, "POST", "/api/v1/hostnames", key, map[string]any{"ip": "198.41.0.4", "certificate": mode}); r.str("code") != "NOT_IMPLEMENTED" {
+			t.Fatal(string(r.raw))
+		}
+	}
 }
 
 // The profile-2 list envelope.

@@ -61,7 +61,7 @@ func (s *Service) checkCreate(in CreateInput) (*created, error) {
 			return nil, problem.BadRequest("label is not a field of this deployment (profile 2); use subdomain")
 		}
 		custom, field = in.Subdomain, "subdomain"
-		if err := c.checkCertificate(in, s.cfg.CertKey); err != nil {
+		if err := s.checkCertificate(c, in); err != nil {
 			return nil, err
 		}
 	}
@@ -74,7 +74,7 @@ func (s *Service) checkCreate(in CreateInput) (*created, error) {
 	return c, nil
 }
 
-func (c *created) checkCertificate(in CreateInput, certKey bool) error {
+func (s *Service) checkCertificate(c *created, in CreateInput) error {
 	c.certificate = CertSelf
 	if in.Certificate != nil {
 		c.certificate = *in.Certificate
@@ -96,8 +96,14 @@ func (c *created) checkCertificate(in CreateInput, certKey bool) error {
 	if c.ca != CALetsEncrypt && c.ca != CAGoogle {
 		return problem.BadRequest("ca must be letsencrypt or google, got %q", c.ca)
 	}
-	if c.certificate == CertManaged && !certKey {
+	if c.certificate == CertManaged && len(s.cfg.SealKey) == 0 {
 		return problem.NotImplemented("certificate managed needs a certificate encryption key, and this deployment has none configured")
+	}
+	if !s.cfg.Certs.Configured() {
+		return problem.NotImplemented("certificate %s needs an ACME CA, and this deployment has none configured (acme_ca)", c.certificate)
+	}
+	if in.CA != nil && !s.cfg.Certs.HasCA(c.ca) {
+		return problem.BadRequest("ca %s is not configured in this deployment", c.ca)
 	}
 	return nil
 }
@@ -168,6 +174,9 @@ func (s *Service) Create(ctx context.Context, p *access.Principal, in CreateInpu
 			if errors.Is(err, storage.ErrConflict) {
 				return problem.Conflict("%s is taken", h.Name)
 			}
+			return err
+		}
+		if err := requestManaged(ctx, tx, h); err != nil {
 			return err
 		}
 		return tx.Changed(ctx, storage.KindHostname, h.ID)

@@ -21,9 +21,8 @@ import (
 // Limits of the spec, and this service's choice of how values age out.
 const (
 	MaxCredentials = 5
-	// ChallengeValues are served at once: an apex and a wildcard in one order
-	// validate two different values at the same name.
-	ChallengeValues = 2
+	// ChallengeValues are served at once (see storage.ChallengesKept).
+	ChallengeValues = storage.ChallengesKept
 	// ChallengeLife is how long after the newest value was written the
 	// values are served; a CA validates within minutes.
 	ChallengeLife  = 24 * time.Hour
@@ -102,7 +101,7 @@ func (s *Service) PublishChallenge(ctx context.Context, u ChallengeUpdate) error
 		default:
 			return problem.New(401, problem.CodeUnauthorized, "invalid credentials: hostname %s is %s", h.Name, st)
 		}
-		if err := tx.AddChallenge(ctx, &storage.Challenge{HostnameID: h.ID, Value: u.TXT, CreatedAt: s.now().UnixMilli()}, ChallengeValues); err != nil {
+		if err := tx.AddChallenge(ctx, &storage.Challenge{HostnameID: h.ID, Value: u.TXT, CreatedAt: s.now().UnixMilli()}); err != nil {
 			return err
 		}
 		return tx.Changed(ctx, storage.KindHostname, h.ID)

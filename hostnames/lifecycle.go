@@ -10,11 +10,12 @@ import (
 )
 
 // owned reads a hostname of the caller's team that the key may use with
-// scope; another team's hostname is as unknown as one that does not exist.
+// one of scopes; another team's hostname is as unknown as one that does not
+// exist.
 func (s *Service) owned(ctx context.Context, q interface {
 	Hostname(context.Context, string) (*storage.Hostname, error)
 	Domain(context.Context, string) (*storage.Domain, error)
-}, p *access.Principal, id, scope string) (*storage.Hostname, error) {
+}, p *access.Principal, id string, scopes ...string) (*storage.Hostname, error) {
 	h, err := q.Hostname(ctx, id)
 	if errors.Is(err, storage.ErrNotFound) || err == nil && h.AccountID != p.AccountID {
 		return nil, problem.HostnameNotFound()
@@ -26,10 +27,13 @@ func (s *Service) owned(ctx context.Context, q interface {
 	if err != nil {
 		return nil, err
 	}
-	if err := p.Require(scope, access.Target{Hostname: h.ID, Name: h.Name, Domain: d.Name}); err != nil {
-		return nil, err
+	t := access.Target{Hostname: h.ID, Name: h.Name, Domain: d.Name}
+	for _, sc := range scopes {
+		if p.Allows(sc, t) {
+			return h, nil
+		}
 	}
-	return h, nil
+	return nil, p.Require(scopes[0], t)
 }
 
 // Get reads one hostname. [P1] reading a live hostname is authenticated use:
@@ -199,6 +203,9 @@ func (s *Service) Release(ctx context.Context, p *access.Principal, id string) e
 			return err
 		}
 		if err := tx.Retire(ctx, &storage.RetiredLabel{DomainID: h.DomainID, Label: h.Label, AccountID: p.AccountID, RetiredAt: now}); err != nil {
+			return err
+		}
+		if err := revokeOnRelease(ctx, tx, h); err != nil {
 			return err
 		}
 		return tx.Changed(ctx, storage.KindHostname, h.ID)

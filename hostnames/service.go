@@ -15,6 +15,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hostmint/hostmint/certs"
+	"github.com/hostmint/hostmint/seal"
+
 	"github.com/hostmint/hostmint/addrclass"
 	"github.com/hostmint/hostmint/labels"
 	"github.com/hostmint/hostmint/problem"
@@ -44,9 +47,12 @@ type Config struct {
 	Labels     *labels.Policy
 	// Reserved labels besides the policy (the nameservers' own names).
 	Reserved map[string]bool
-	// CertKey says whether a certificate encryption key is configured
-	// ([P2] certificate: managed needs one).
-	CertKey bool
+	// SealKey is the certificate encryption key ([P2] certificate: managed
+	// needs one); nil when none is configured.
+	SealKey seal.Key
+	// Certs runs csr and managed certificates; nil or without CAs: those
+	// modes answer 501.
+	Certs *certs.Manager
 	// Resolver resolves [P2] targets; nil: targets are not available.
 	Resolver *targets.Resolver
 	// RecordWrites is the per-team recordWritePerMinute ([P2]); 0: the default.

@@ -121,6 +121,29 @@ CREATE TABLE challenges (
 	created_at BIGINT NOT NULL
 );
 CREATE INDEX challenges_hostname ON challenges (hostname_id, id)`},
+	{5, "certificates run by the service", `
+CREATE TABLE acme_accounts (
+	ca TEXT PRIMARY KEY,
+	email TEXT NOT NULL,
+	key_sealed TEXT NOT NULL,
+	registration TEXT NOT NULL,
+	created_at BIGINT NOT NULL
+);
+CREATE TABLE certificates (
+	hostname_id TEXT PRIMARY KEY REFERENCES hostnames (id),
+	status TEXT NOT NULL,
+	ca TEXT NOT NULL DEFAULT '',
+	csr TEXT NOT NULL DEFAULT '',
+	chain TEXT NOT NULL DEFAULT '',
+	key_sealed TEXT NOT NULL DEFAULT '',
+	expires_at BIGINT NOT NULL DEFAULT 0,
+	due_at BIGINT NOT NULL DEFAULT 0,
+	error TEXT NOT NULL DEFAULT '',
+	lease_until BIGINT NOT NULL DEFAULT 0,
+	updated_at BIGINT NOT NULL
+);
+CREATE INDEX certificates_due ON certificates (status, due_at);
+ALTER TABLE hostnames ADD COLUMN cert_expires_at BIGINT NOT NULL DEFAULT 0`},
 }
 
 // dialectSQL fills in what the two dialects spell differently.

@@ -78,6 +78,9 @@ type Hostname struct {
 	Target      string `bun:"target"`      // [P2] name followed, "" when set by ip
 	Addrs       string `bun:"addrs"`       // addresses DNS serves, comma-separated
 	RefreshAt   int64  `bun:"refresh_at"`  // [P2] when the target is resolved again
+	// CertExpiresAt is when the certificate the service holds for it expires
+	// ([P2] csr and managed); a csr caller must post a fresh CSR before.
+	CertExpiresAt int64 `bun:"cert_expires_at"`
 }
 
 // Stored hostname statuses ("expired" is derived, never stored).
@@ -133,6 +136,45 @@ type Challenge struct {
 	Value      string `bun:"value"`
 	CreatedAt  int64  `bun:"created_at"`
 }
+
+// ACMEAccount is the service's account at one CA; its key is sealed.
+type ACMEAccount struct {
+	bun.BaseModel `bun:"table:acme_accounts"`
+
+	CA           string `bun:"ca,pk"`
+	Email        string `bun:"email"`
+	KeySealed    string `bun:"key_sealed"`
+	Registration string `bun:"registration"` // JSON of the CA's account resource
+	CreatedAt    int64  `bun:"created_at"`
+}
+
+// Certificate is the certificate the service runs for a csr or managed
+// hostname ([P2]): what is asked, what is held, and when work is due.
+type Certificate struct {
+	bun.BaseModel `bun:"table:certificates"`
+
+	HostnameID string `bun:"hostname_id,pk"`
+	Status     string `bun:"status"`     // see the Cert* statuses
+	CA         string `bun:"ca"`         // the CA that issued the chain held
+	CSR        string `bun:"csr"`        // csr mode: the caller's request, PEM
+	Chain      string `bun:"chain"`      // the certificate and its issuers, PEM
+	KeySealed  string `bun:"key_sealed"` // managed mode: the private key, sealed
+	ExpiresAt  int64  `bun:"expires_at"` // the held certificate's notAfter
+	DueAt      int64  `bun:"due_at"`     // when the next attempt or renewal is due
+	Error      string `bun:"error"`      // why the last attempt failed
+	LeaseUntil int64  `bun:"lease_until"`
+	UpdatedAt  int64  `bun:"updated_at"`
+}
+
+// Certificate statuses.
+const (
+	CertRequested = "requested" // an order is due (issue, renew, or retry)
+	CertIssuing   = "issuing"   // a node holds the lease and is ordering
+	CertIssued    = "issued"
+	CertFailed    = "failed" // the last order failed; retried at DueAt
+	CertRevoking  = "revoking"
+	CertRevoked   = "revoked"
+)
 
 // RetiredLabel is a label that was released on a domain. In profile 1 no one
 // may take it again; AccountID says whose it was.

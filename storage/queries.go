@@ -439,10 +439,14 @@ func (q Queries) CountCredentials(ctx context.Context, hostnameID string) (int, 
 	return int(n), mapErr(err)
 }
 
-// AddChallenge stores a value and keeps only the keep newest of the
-// hostname. A value sent again (a client's retry) moves to the front rather
-// than taking a second slot and pushing out the other value.
-func (q Queries) AddChallenge(ctx context.Context, c *Challenge, keep int) error {
+// ChallengesKept is how many values a hostname's challenge name holds: an
+// apex and a wildcard in one order validate two values at the same name.
+const ChallengesKept = 2
+
+// AddChallenge stores a value and keeps only the ChallengesKept newest of
+// the hostname. A value sent again (a client's retry) moves to the front
+// rather than taking a second slot and pushing out the other value.
+func (q Queries) AddChallenge(ctx context.Context, c *Challenge) error {
 	if _, err := q.db.NewDelete().Model((*Challenge)(nil)).
 		Where("hostname_id = ? AND value = ?", c.HostnameID, c.Value).Exec(ctx); err != nil {
 		return mapErr(err)
@@ -451,7 +455,7 @@ func (q Queries) AddChallenge(ctx context.Context, c *Challenge, keep int) error
 		return mapErr(err)
 	}
 	newest := q.db.NewSelect().Model((*Challenge)(nil)).Column("id").
-		Where("hostname_id = ?", c.HostnameID).OrderExpr("id DESC").Limit(int64(keep))
+		Where("hostname_id = ?", c.HostnameID).OrderExpr("id DESC").Limit(ChallengesKept)
 	_, err := q.db.NewDelete().Model((*Challenge)(nil)).
 		Where("hostname_id = ? AND id NOT IN (?)", c.HostnameID, newest).Exec(ctx)
 	return mapErr(err)
@@ -492,4 +496,58 @@ func (q Queries) ScanChallenges(ctx context.Context, fn func(*Challenge) error) 
 		}
 	}
 	return mapErr(rows.Err())
+}
+
+// ---- certificates
+
+// ACMEAccount reads the service's account at a CA.
+func (q Queries) ACMEAccount(ctx context.Context, ca string) (*ACMEAccount, error) {
+	a := new(ACMEAccount)
+	err := q.db.NewSelect().Model(a).Where("ca = ?", ca).Scan(ctx)
+	return a, mapErr(err)
+}
+
+// SaveACMEAccount stores an account unless one exists for the CA already.
+func (q Queries) SaveACMEAccount(ctx context.Context, a *ACMEAccount) error {
+	_, err := q.db.NewInsert().Model(a).On("CONFLICT (ca) DO NOTHING").Exec(ctx)
+	return mapErr(err)
+}
+
+// Certificate reads a hostname's certificate.
+func (q Queries) Certificate(ctx context.Context, hostnameID string) (*Certificate, error) {
+	c := new(Certificate)
+	err := q.db.NewSelect().Model(c).Where("hostname_id = ?", hostnameID).Scan(ctx)
+	return c, mapErr(err)
+}
+
+// SaveCertificate inserts or overwrites a hostname's certificate row.
+func (q Queries) SaveCertificate(ctx context.Context, c *Certificate) error {
+	_, err := q.db.NewInsert().Model(c).On("CONFLICT (hostname_id) DO UPDATE").
+		Set("status = EXCLUDED.status, ca = EXCLUDED.ca, csr = EXCLUDED.csr, chain = EXCLUDED.chain, " +
+			"key_sealed = EXCLUDED.key_sealed, expires_at = EXCLUDED.expires_at, due_at = EXCLUDED.due_at, " +
+			"error = EXCLUDED.error, lease_until = EXCLUDED.lease_until, updated_at = EXCLUDED.updated_at").Exec(ctx)
+	return mapErr(err)
+}
+
+// CertificatesDue lists up to limit certificates in one of statuses whose
+// due time has come and that no node holds.
+func (q Queries) CertificatesDue(ctx context.Context, now int64, limit int, statuses ...string) ([]Certificate, error) {
+	cs := []Certificate{}
+	err := q.db.NewSelect().Model(&cs).
+		Where("status IN (?) AND due_at <= ? AND lease_until < ?", bun.In(statuses), now, now).
+		OrderExpr("due_at").Limit(int64(limit)).Scan(ctx)
+	return cs, mapErr(err)
+}
+
+// LeaseCertificate takes the lease of a certificate until until, if no node
+// holds it and it is still as read (updated_at); it reports whether it did.
+func (q Queries) LeaseCertificate(ctx context.Context, hostnameID string, updatedAt, now, until int64) (bool, error) {
+	res, err := q.db.NewUpdate().Model((*Certificate)(nil)).
+		Set("lease_until = ?", until).
+		Where("hostname_id = ? AND updated_at = ? AND lease_until < ?", hostnameID, updatedAt, now).Exec(ctx)
+	if err != nil {
+		return false, mapErr(err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hostmint/hostmint/certs"
+
 	"github.com/hostmint/hostmint/seal"
 
 	"github.com/hostmint/hostmint/nsprobe"
@@ -48,7 +50,8 @@ type config struct {
 	caps           map[string]int
 	blockedLabels  string
 	feedPoll       time.Duration
-	recordWrites   int // [P2] recordWritePerMinute
+	recordWrites   int     // [P2] recordWritePerMinute
+	certRenewAt    float64 // [P2] fraction of a managed certificate's life after which it is renewed
 
 	// Read and checked now; used by the certificate and diagnose features.
 	acmeCAs     map[string]acmeCA
@@ -64,8 +67,9 @@ type nameserver struct {
 }
 
 type acmeCA struct {
-	directory string
-	root      string
+	directory       string
+	root            string
+	eabKid, eabHMAC string // external account binding, for CAs that need it
 }
 
 func defaults() *config {
@@ -287,6 +291,25 @@ func parseOption(c *caddy.Controller, cfg *config) error {
 			return fmt.Errorf("plan_cap %s: %q is not a count", args[0], args[1])
 		}
 		cfg.caps[args[0]] = n
+	case "cert_renew_at":
+		if err := need(1, 1); err != nil {
+			return err
+		}
+		f, err := strconv.ParseFloat(args[0], 64)
+		if err != nil || f <= 0 || f >= 1 {
+			return fmt.Errorf("cert_renew_at: %q is not a fraction between 0 and 1", args[0])
+		}
+		cfg.certRenewAt = f
+	case "acme_eab":
+		if err := need(3, 3); err != nil {
+			return err
+		}
+		ca, ok := cfg.acmeCAs[args[0]]
+		if !ok {
+			return fmt.Errorf("acme_eab %s: no acme_ca %s before it", args[0], args[0])
+		}
+		ca.eabKid, ca.eabHMAC = args[1], args[2]
+		cfg.acmeCAs[args[0]] = ca
 	case "acme_ca":
 		if err := need(2, 3); err != nil {
 			return err
@@ -339,8 +362,22 @@ type runtime struct {
 	stopWatch func() // [P2] the pending and target watcher
 }
 
-// watchTick is how often the [P2] watcher looks for work.
-const watchTick = 100 * time.Millisecond
+// How often the [P2] watcher and the certificate manager look for work.
+const (
+	watchTick = 100 * time.Millisecond
+	certTick  = time.Second
+)
+
+// cas are the configured ACME CAs, the first public CA first.
+func (cfg *config) cas() []certs.CA {
+	var out []certs.CA
+	for _, name := range []string{"letsencrypt", "google"} {
+		if ca, ok := cfg.acmeCAs[name]; ok {
+			out = append(out, certs.CA{Name: name, Directory: ca.directory, Root: ca.root, EABKid: ca.eabKid, EABHMAC: ca.eabHMAC})
+		}
+	}
+	return out
+}
 
 // probed are the nameserver addresses a pending hostname must be observed
 // on (nameservers given without an address cannot be asked).
@@ -399,9 +436,10 @@ func (h *Hostname) start() error {
 		reserved[strings.SplitN(ns.name, ".", 2)[0]] = true
 	}
 	logger := slog.Default().With("plugin", "hostname")
+	mgr := certs.New(b.store, certs.Config{CAs: cfg.cas(), Email: cfg.acmeEmail, Key: key, Nameservers: h.probed(), RenewAt: cfg.certRenewAt}, logger)
 	hs := hostnames.New(b.store, hostnames.Config{
 		Profile: cfg.profile, IdleExpiry: cfg.idleExpiry, Caps: cfg.caps, Labels: policy, Reserved: reserved,
-		CertKey: key != nil, Resolver: &targets.Resolver{Servers: cfg.resolvers}, RecordWrites: cfg.recordWrites,
+		SealKey: key, Certs: mgr, Resolver: &targets.Resolver{Servers: cfg.resolvers}, RecordWrites: cfg.recordWrites,
 	}, logger)
 	srv := adminapi.New(adminapi.Config{
 		Profile: cfg.profile, BaseURL: cfg.baseURL, AdminToken: token,
@@ -421,6 +459,16 @@ func (h *Hostname) start() error {
 			defer close(done)
 			hs.Watch(wctx, &nsprobe.Prober{Servers: h.probed()}, watchTick)
 		}()
+		certsDone := make(chan struct{})
+		go func() {
+			defer close(certsDone)
+			if mgr.Configured() {
+				mgr.Run(wctx, certTick)
+			}
+		}()
+		done2 := done
+		done = make(chan struct{})
+		go func() { <-done2; <-certsDone; close(done) }()
 		h.rt.stopWatch = func() { cancel(); <-done }
 	}
 	for _, ns := range cfg.nameservers {
