@@ -45,6 +45,7 @@ type options struct {
 	idle    string // idle_expiry
 	extra   []string
 	dir     string // data directory; "" for a fresh one
+	dnsPort int    // 0: a free one
 }
 
 // server is one running Hostmint.
@@ -96,7 +97,10 @@ func corefile(t testing.TB, o *options) (text string, s *server) {
 			o.dsn = storagetest.DSN(t, o.dialect)
 		}
 	}
-	dnsPort, apiPort := freePort(t), freePort(t)
+	dnsPort, apiPort := o.dnsPort, freePort(t)
+	if dnsPort == 0 {
+		dnsPort = freePort(t)
+	}
 	s = &server{
 		t: t, dir: o.dir, dsn: o.dsn,
 		api:     fmt.Sprintf("http://127.0.0.1:%d", apiPort),
