@@ -213,13 +213,18 @@ func (m *Manager) issued(ctx context.Context, c *storage.Certificate, h *storage
 		due = leaf.NotBefore.Add(time.Duration(float64(life) * m.cfg.RenewAt)).UnixMilli()
 	}
 	err = m.store.WriteVisible(ctx, func(ctx context.Context, tx *storage.Tx) error {
-		c.Status, c.CA, c.Chain, c.KeySealed, c.Error = storage.CertIssued, ca, string(res.Certificate), sealed, ""
-		c.ExpiresAt, c.DueAt, c.LeaseUntil, c.UpdatedAt = leaf.NotAfter.UnixMilli(), due, 0, time.Now().UnixMilli()
-		if err := tx.SaveCertificate(ctx, c); err != nil {
-			return err
-		}
 		cur, err := tx.Hostname(ctx, h.ID)
 		if err != nil {
+			return err
+		}
+		c.Status, c.CA, c.Chain, c.KeySealed, c.Error = storage.CertIssued, ca, string(res.Certificate), sealed, ""
+		c.ExpiresAt, c.DueAt, c.LeaseUntil, c.UpdatedAt = leaf.NotAfter.UnixMilli(), due, 0, time.Now().UnixMilli()
+		if cur.Status == storage.StatusReleased || cur.Status == storage.StatusTerminated {
+			// Released while the order ran: the new certificate goes the way of the old.
+			c.Status, c.KeySealed, c.DueAt = storage.CertRevoking, "", 0
+			return tx.SaveCertificate(ctx, c)
+		}
+		if err := tx.SaveCertificate(ctx, c); err != nil {
 			return err
 		}
 		if cur.CA == ca && cur.CertExpiresAt == c.ExpiresAt {

@@ -63,6 +63,11 @@ func (s *Service) abuse(ctx context.Context, id string, next func(*storage.Hostn
 		if err := tx.UpdateHostname(ctx, h); err != nil {
 			return err
 		}
+		if status == storage.StatusTerminated {
+			if err := revokeOnRelease(ctx, tx, h); err != nil {
+				return err
+			}
+		}
 		return tx.Changed(ctx, storage.KindHostname, h.ID)
 	})
 	return h, err
