@@ -12,7 +12,7 @@ import (
 //
 // suspend: the name stops resolving while a report is reviewed; its address,
 // target and DNS-01 credentials are kept. restore: back to pending, then
-// live once every nameserver serves it again. terminate: final.
+// live once every nameserver serves it again. terminate: final (a certificate held is revoked).
 
 // Suspend holds a hostname; suspending a suspended one changes nothing.
 func (s *Service) Suspend(ctx context.Context, id string) (*storage.Hostname, error) {
