@@ -22,10 +22,10 @@ import (
 
 // Timing of the work.
 const (
-	lease      = 5 * time.Minute  // a node's hold on a certificate while it orders
-	retryAfter = time.Minute      // after a failed order
-	limitedFor = time.Hour        // how long a CA's rateLimited answer for a domain is remembered
-	never      = int64(1) << 62   // DueAt of what needs no more work
+	lease      = 5 * time.Minute // a node's hold on a certificate while it orders
+	retryAfter = time.Minute     // after a failed order
+	limitedFor = time.Hour       // how long a CA's rateLimited answer for a domain is remembered
+	never      = int64(1) << 62  // DueAt of what needs no more work
 )
 
 // KeyLabel binds a sealed certificate key to its hostname.
@@ -299,7 +299,9 @@ func (p *provider) Present(domain, _, keyAuth string) error {
 
 func (p *provider) CleanUp(string, string, string) error { return nil } // values age out
 
-func (p *provider) Timeout() (time.Duration, time.Duration) { return 30 * time.Second, 250 * time.Millisecond }
+func (p *provider) Timeout() (time.Duration, time.Duration) {
+	return 30 * time.Second, 250 * time.Millisecond
+}
 
 func leafOf(chain []byte) (*x509.Certificate, error) {
 	b, _ := pem.Decode(chain)
