@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hostmint/hostmint/certs"
@@ -454,22 +455,12 @@ func (h *Hostname) start() error {
 	h.rt = &runtime{backend: b, api: api}
 	if cfg.profile == 2 {
 		wctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			hs.Watch(wctx, &nsprobe.Prober{Servers: h.probed()}, watchTick)
-		}()
-		certsDone := make(chan struct{})
-		go func() {
-			defer close(certsDone)
-			if mgr.Configured() {
-				mgr.Run(wctx, certTick)
-			}
-		}()
-		done2 := done
-		done = make(chan struct{})
-		go func() { <-done2; <-certsDone; close(done) }()
-		h.rt.stopWatch = func() { cancel(); <-done }
+		var wg sync.WaitGroup
+		wg.Go(func() { hs.Watch(wctx, &nsprobe.Prober{Servers: h.probed()}, watchTick) })
+		if mgr.Configured() {
+			wg.Go(func() { mgr.Run(wctx, certTick) })
+		}
+		h.rt.stopWatch = func() { cancel(); wg.Wait() }
 	}
 	for _, ns := range cfg.nameservers {
 		if len(h.static[ns.name]) == 0 && h.configured(ns.name) {
