@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/hostmint/hostmint/diagnose"
 	"github.com/hostmint/hostmint/hostnames"
 	"github.com/hostmint/hostmint/problem"
 )
@@ -151,4 +152,19 @@ func (s *Server) health(c *call) (int, any, error) {
 		return 0, nil, problem.Unavailable("not ready: %v", err)
 	}
 	return http.StatusOK, map[string]string{"status": "ok"}, nil
+}
+
+type diagnosisView struct {
+	Hostname  string           `json:"hostname"`
+	Summary   string           `json:"summary"`
+	Checks    []diagnose.Check `json:"checks"`
+	CheckedAt string           `json:"checked_at"`
+}
+
+func (s *Server) diagnose(c *call) (int, any, error) {
+	r, err := s.hostnames.Diagnose(c.r.Context(), c.principal, c.r.PathValue("id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, diagnosisView{Hostname: r.Hostname, Summary: r.Summary, Checks: r.Checks, CheckedAt: ts(r.CheckedAt.UnixMilli())}, nil
 }

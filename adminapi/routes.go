@@ -120,6 +120,13 @@ func (s *Server) routeTable() []route {
 				"`expires_at`, `ca` and `status` (`issued`; `requested`/`issuing` while an order runs; `failed` with `error`; " +
 				"`revoking`/`revoked` after release). 409 with the order's state while none is held; 404 for certificate self.",
 			ok: 200, okSchema: "CertificateState", errors: []int{401, 403, 404, 409, 500, 503}, handle: s.getCertificate},
+		{method: "GET", path: "/api/v1/hostnames/{id}/diagnose", profile: 2, auth: authKey,
+			summary: "An authoritative report on the hostname",
+			doc: "Scope hostnames:read. Checks, cheapest first, each pass, fail or unknown (a resolver, nameserver or log that " +
+				"does not answer in time is unknown, never pass), with an action on every non-pass where an honest next step " +
+				"exists: record, nameservers, dns01, caa, dnssec, resolvers, certificate. A released, suspended, terminated or " +
+				"expired hostname gets that state as the only check. Over the team's diagnose rate: 429.",
+			ok: 200, okSchema: "Diagnosis", errors: []int{401, 403, 404, 429, 500, 503}, handle: s.diagnose},
 		{method: "GET", path: "/api/v1/domains", profile: 2, auth: authKey,
 			summary: "List the team's domains",
 			doc:     "Any scope; the domains some scope of the key reaches.",

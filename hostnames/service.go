@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hostmint/hostmint/diagnose"
+
 	"github.com/hostmint/hostmint/certs"
 	"github.com/hostmint/hostmint/seal"
 
@@ -57,6 +59,10 @@ type Config struct {
 	Resolver *targets.Resolver
 	// RecordWrites is the per-team recordWritePerMinute ([P2]); 0: the default.
 	RecordWrites int
+	// Diagnose is what [P2] diagnose reports ask; Diagnoses their per-team
+	// rate a minute (0: the default).
+	Diagnose  diagnose.Config
+	Diagnoses int
 }
 
 // Service applies the rules to the store.

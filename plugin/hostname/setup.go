@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hostmint/hostmint/diagnose"
+
 	"github.com/hostmint/hostmint/certs"
 
 	"github.com/hostmint/hostmint/seal"
@@ -51,8 +53,10 @@ type config struct {
 	caps           map[string]int
 	blockedLabels  string
 	feedPoll       time.Duration
-	recordWrites   int     // [P2] recordWritePerMinute
-	certRenewAt    float64 // [P2] fraction of a managed certificate's life after which it is renewed
+	recordWrites   int           // [P2] recordWritePerMinute
+	certRenewAt    float64       // [P2] fraction of a managed certificate's life after which it is renewed
+	diagnoseBudget time.Duration // [P2] the time one diagnose report may take
+	diagnoses      int           // [P2] diagnose reports a minute per team
 
 	// Read and checked now; used by the certificate and diagnose features.
 	acmeCAs     map[string]acmeCA
@@ -292,6 +296,24 @@ func parseOption(c *caddy.Controller, cfg *config) error {
 			return fmt.Errorf("plan_cap %s: %q is not a count", args[0], args[1])
 		}
 		cfg.caps[args[0]] = n
+	case "diagnose_budget":
+		if err := need(1, 1); err != nil {
+			return err
+		}
+		d, err := time.ParseDuration(args[0])
+		if err != nil || d <= 0 || d > time.Minute {
+			return fmt.Errorf("diagnose_budget: %q is not a duration up to 1m", args[0])
+		}
+		cfg.diagnoseBudget = d
+	case "diagnose_per_minute":
+		if err := need(1, 1); err != nil {
+			return err
+		}
+		n, err := strconv.Atoi(args[0])
+		if err != nil || n < 1 {
+			return fmt.Errorf("diagnose_per_minute: %q is not a positive count", args[0])
+		}
+		cfg.diagnoses = n
 	case "cert_renew_at":
 		if err := need(1, 1); err != nil {
 			return err
@@ -380,6 +402,17 @@ func (cfg *config) cas() []certs.CA {
 	return out
 }
 
+// diagnosed are the nameservers a diagnose report asks (those with an address).
+func (h *Hostname) diagnosed() []diagnose.Nameserver {
+	var out []diagnose.Nameserver
+	for _, ns := range h.cfg.nameservers {
+		if ns.addr != "" {
+			out = append(out, diagnose.Nameserver{Name: strings.TrimSuffix(ns.name, "."), Addr: ns.addr})
+		}
+	}
+	return out
+}
+
 // probed are the nameserver addresses a pending hostname must be observed
 // on (nameservers given without an address cannot be asked).
 func (h *Hostname) probed() []string {
@@ -441,6 +474,8 @@ func (h *Hostname) start() error {
 	hs := hostnames.New(b.store, hostnames.Config{
 		Profile: cfg.profile, IdleExpiry: cfg.idleExpiry, Caps: cfg.caps, Labels: policy, Reserved: reserved,
 		SealKey: key, Certs: mgr, Resolver: &targets.Resolver{Servers: cfg.resolvers}, RecordWrites: cfg.recordWrites,
+		Diagnose:  diagnose.Config{Nameservers: h.diagnosed(), Resolvers: cfg.resolvers, CTLog: cfg.ctLog, Budget: cfg.diagnoseBudget},
+		Diagnoses: cfg.diagnoses,
 	}, logger)
 	srv := adminapi.New(adminapi.Config{
 		Profile: cfg.profile, BaseURL: cfg.baseURL, AdminToken: token,
