@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hostmint/hostmint/nsprobe"
+
 	"github.com/miekg/dns"
 )
 
@@ -29,23 +31,6 @@ func ask(ctx context.Context, server, name string, qtype uint16, rd, do bool) (*
 	return r, err
 }
 
-// addrsIn is the A and AAAA data of an answer, sorted.
-func addrsIn(m *dns.Msg) []netip.Addr {
-	var out []netip.Addr
-	for _, rr := range m.Answer {
-		switch v := rr.(type) {
-		case *dns.A:
-			a, _ := netip.AddrFromSlice(v.A.To4())
-			out = append(out, a)
-		case *dns.AAAA:
-			a, _ := netip.AddrFromSlice(v.AAAA)
-			out = append(out, a)
-		}
-	}
-	slices.SortFunc(out, netip.Addr.Compare)
-	return out
-}
-
 // served asks server for name's A and AAAA records.
 func served(ctx context.Context, server, name string, rd bool) ([]netip.Addr, error) {
 	var all []netip.Addr
@@ -57,7 +42,7 @@ func served(ctx context.Context, server, name string, rd bool) ([]netip.Addr, er
 		if r.Rcode != dns.RcodeSuccess {
 			return nil, fmt.Errorf("answered %s", dns.RcodeToString[r.Rcode])
 		}
-		all = append(all, addrsIn(r)...)
+		all = append(all, nsprobe.Addrs(r.Answer)...)
 	}
 	slices.SortFunc(all, netip.Addr.Compare)
 	return all, nil

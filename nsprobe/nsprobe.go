@@ -62,19 +62,24 @@ func (p *Prober) answers(ctx context.Context, server, name string, qt uint16, wa
 	if err != nil || r.Rcode != dns.RcodeSuccess && !(len(want) == 0 && r.Rcode == dns.RcodeNameError) {
 		return false
 	}
-	var got []netip.Addr
-	for _, rr := range r.Answer {
+	w := slices.Clone(want)
+	slices.SortFunc(w, netip.Addr.Compare)
+	return slices.Equal(Addrs(r.Answer), w)
+}
+
+// Addrs is the A and AAAA data among rrs, sorted.
+func Addrs(rrs []dns.RR) []netip.Addr {
+	var out []netip.Addr
+	for _, rr := range rrs {
 		switch v := rr.(type) {
 		case *dns.A:
 			a, _ := netip.AddrFromSlice(v.A.To4())
-			got = append(got, a)
+			out = append(out, a)
 		case *dns.AAAA:
 			a, _ := netip.AddrFromSlice(v.AAAA)
-			got = append(got, a)
+			out = append(out, a)
 		}
 	}
-	slices.SortFunc(got, netip.Addr.Compare)
-	w := slices.Clone(want)
-	slices.SortFunc(w, netip.Addr.Compare)
-	return slices.Equal(got, w)
+	slices.SortFunc(out, netip.Addr.Compare)
+	return out
 }
