@@ -60,7 +60,6 @@ type Manager struct {
 	mu      sync.Mutex
 	clients map[string]*lego.Client
 	limited map[string]time.Time // CA + " " + domain -> until when the CA refuses orders
-	issue   sync.Mutex           // one order at a time: lego's DNS-01 provider is per client
 }
 
 // New makes a Manager.

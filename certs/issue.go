@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-acme/lego/v4/acme"
@@ -27,6 +28,10 @@ const (
 	limitedFor = time.Hour       // how long a CA's rateLimited answer for a domain is remembered
 	never      = int64(1) << 62  // DueAt of what needs no more work
 )
+
+// legoMu serialises orders across every Manager of the process: the
+// provider is set per client, but lego keeps its resolver list globally.
+var legoMu sync.Mutex
 
 // KeyLabel binds a sealed certificate key to its hostname.
 func KeyLabel(hostnameID string) string { return "cert:" + hostnameID }
@@ -48,8 +53,9 @@ func (m *Manager) Run(ctx context.Context, tick time.Duration) {
 
 func (m *Manager) pass(ctx context.Context) {
 	now := time.Now().UnixMilli()
+	// An order left "issuing" by a node that died is taken again once its lease runs out.
 	cs, err := m.store.Reader().CertificatesDue(ctx, now, 20,
-		storage.CertRequested, storage.CertFailed, storage.CertIssued, storage.CertRevoking)
+		storage.CertRequested, storage.CertIssuing, storage.CertFailed, storage.CertIssued, storage.CertRevoking)
 	if err != nil {
 		if ctx.Err() == nil {
 			m.log.Warn("listing certificate work failed", "err", err)
@@ -58,7 +64,11 @@ func (m *Manager) pass(ctx context.Context) {
 	}
 	for i := range cs {
 		c := &cs[i]
-		ok, err := m.store.Reader().LeaseCertificate(ctx, c.HostnameID, c.UpdatedAt, now, now+lease.Milliseconds())
+		shown := storage.CertIssuing // what callers see while the order runs
+		if c.Status == storage.CertRevoking || c.Status == storage.CertIssued && c.DueAt > now {
+			shown = c.Status
+		}
+		ok, err := m.store.Reader().LeaseCertificate(ctx, c.HostnameID, c.UpdatedAt, now, now+lease.Milliseconds(), shown)
 		if err != nil || !ok {
 			continue // another node has it
 		}
@@ -145,8 +155,8 @@ func (m *Manager) obtain(ctx context.Context, ca string, h *storage.Hostname, c 
 	if err != nil {
 		return nil, nil, err
 	}
-	m.issue.Lock()
-	defer m.issue.Unlock()
+	legoMu.Lock() // lego's DNS-01 settings are process-wide
+	defer legoMu.Unlock()
 	if err := client.Challenge.SetDNS01Provider(&provider{m: m, ctx: ctx, hostnameID: h.ID},
 		dns01.AddRecursiveNameservers(m.cfg.Nameservers),
 		dns01.DisableAuthoritativeNssPropagationRequirement(),

@@ -43,7 +43,7 @@ func (s *Service) SubmitCSR(ctx context.Context, p *access.Principal, id, csr st
 		if err != nil {
 			return err
 		}
-		if c.Status == storage.CertIssuing && c.LeaseUntil > time.Now().UnixMilli() {
+		if c.LeaseUntil > time.Now().UnixMilli() {
 			return problem.Conflict("an order for %s is in progress; post the next CSR once it is done", h.Name)
 		}
 		c.Status, c.CSR, c.DueAt, c.Error, c.LeaseUntil, c.UpdatedAt = storage.CertRequested, csr, 0, "", 0, time.Now().UnixMilli()

@@ -540,10 +540,11 @@ func (q Queries) CertificatesDue(ctx context.Context, now int64, limit int, stat
 }
 
 // LeaseCertificate takes the lease of a certificate until until, if no node
-// holds it and it is still as read (updated_at); it reports whether it did.
-func (q Queries) LeaseCertificate(ctx context.Context, hostnameID string, updatedAt, now, until int64) (bool, error) {
+// holds it and it is still as read (updated_at), showing status meanwhile;
+// it reports whether it did.
+func (q Queries) LeaseCertificate(ctx context.Context, hostnameID string, updatedAt, now, until int64, status string) (bool, error) {
 	res, err := q.db.NewUpdate().Model((*Certificate)(nil)).
-		Set("lease_until = ?", until).
+		Set("lease_until = ?, status = ?", until, status).
 		Where("hostname_id = ? AND updated_at = ? AND lease_until < ?", hostnameID, updatedAt, now).Exec(ctx)
 	if err != nil {
 		return false, mapErr(err)
