@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hostmint/hostmint/access"
@@ -22,6 +23,9 @@ import (
 type Authenticator struct {
 	store *storage.Store
 	cache sync.Map // key id -> *cachedKey
+	// epoch moves whenever a key is forgotten: a row read before then may
+	// be stale (revoked meanwhile) and is not cached.
+	epoch atomic.Uint64
 	now   func() time.Time
 }
 
@@ -72,6 +76,7 @@ func (a *Authenticator) lookup(ctx context.Context, id string, now time.Time) (*
 			return k, nil
 		}
 	}
+	epoch := a.epoch.Load()
 	row, err := a.store.Reader().Key(ctx, id)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, nil // unknown ids are not cached: nothing to invalidate later
@@ -86,15 +91,21 @@ func (a *Authenticator) lookup(ctx context.Context, id string, now time.Time) (*
 		revoked:   row.RevokedAt != 0,
 		loaded:    now,
 	}
-	a.cache.Store(id, k)
+	if a.epoch.Load() == epoch {
+		a.cache.Store(id, k)
+	}
 	return k, nil
 }
 
 // Forget drops a key from this node's cache.
-func (a *Authenticator) Forget(id string) { a.cache.Delete(id) }
+func (a *Authenticator) Forget(id string) {
+	a.epoch.Add(1)
+	a.cache.Delete(id)
+}
 
 // Load implements storage.Consumer: a new snapshot starts with an empty cache.
 func (a *Authenticator) Load(context.Context, storage.Queries) error {
+	a.epoch.Add(1)
 	a.cache.Clear()
 	return nil
 }

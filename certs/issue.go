@@ -223,7 +223,7 @@ func (m *Manager) issued(ctx context.Context, c *storage.Certificate, h *storage
 		due = leaf.NotBefore.Add(time.Duration(float64(life) * m.cfg.RenewAt)).UnixMilli()
 	}
 	err = m.store.WriteVisible(ctx, func(ctx context.Context, tx *storage.Tx) error {
-		cur, err := tx.Hostname(ctx, h.ID)
+		cur, err := tx.LockHostname(ctx, h.ID)
 		if err != nil {
 			return err
 		}
@@ -240,7 +240,8 @@ func (m *Manager) issued(ctx context.Context, c *storage.Certificate, h *storage
 		if cur.CA == ca && cur.CertExpiresAt == c.ExpiresAt {
 			return nil
 		}
-		cur.CA, cur.CertExpiresAt = ca, c.ExpiresAt
+		// A new updated_at: background work that read the row before must not write it back.
+		cur.CA, cur.CertExpiresAt, cur.UpdatedAt = ca, c.ExpiresAt, max(time.Now().UnixMilli(), cur.UpdatedAt+1)
 		if err := tx.UpdateHostname(ctx, cur); err != nil {
 			return err
 		}

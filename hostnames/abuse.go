@@ -50,7 +50,7 @@ func (s *Service) abuse(ctx context.Context, id string, next func(*storage.Hostn
 	var h *storage.Hostname
 	err := s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
 		var err error
-		if h, err = tx.Hostname(ctx, id); errors.Is(err, storage.ErrNotFound) {
+		if h, err = tx.LockHostname(ctx, id); errors.Is(err, storage.ErrNotFound) {
 			return problem.HostnameNotFound()
 		} else if err != nil {
 			return err

@@ -16,7 +16,11 @@ func (s *Service) owned(ctx context.Context, q interface {
 	Hostname(context.Context, string) (*storage.Hostname, error)
 	Domain(context.Context, string) (*storage.Domain, error)
 }, p *access.Principal, id string, scopes ...string) (*storage.Hostname, error) {
-	h, err := q.Hostname(ctx, id)
+	read := q.Hostname
+	if tx, ok := q.(*storage.Tx); ok {
+		read = tx.LockHostname // a write: hold the row until it commits
+	}
+	h, err := read(ctx, id)
 	if errors.Is(err, storage.ErrNotFound) || err == nil && h.AccountID != p.AccountID {
 		return nil, problem.HostnameNotFound()
 	}

@@ -23,7 +23,7 @@ type Consumer interface {
 //
 // Ids come from a sequence, so a transaction can commit after a later one:
 // an id skipped over is kept as a gap and asked for again until it shows up
-// or gapTTL passes (it was rolled back).
+// or it is given up (see gapReads).
 type Feed struct {
 	store    *Store
 	consumer Consumer
@@ -34,11 +34,22 @@ type Feed struct {
 
 	mu       sync.Mutex
 	last     int64
-	gaps     map[int64]time.Time
+	gaps     map[int64]*gap
 	loaded   bool
 	progress chan struct{} // closed and replaced whenever last or gaps move
 	err      error         // the last error reading the store, nil once it reads again
 }
+
+// gap is a change id seen skipped: its transaction may still commit.
+type gap struct {
+	since time.Time
+	reads int // successful reads that did not find it
+}
+
+// A gap is given up (its transaction rolled back) only after gapTTL AND
+// gapReads successful reads without it: time alone would drop a change that
+// commits late while the database was unreachable.
+const gapReads = 10
 
 const (
 	gapTTL      = 30 * time.Second
@@ -51,7 +62,7 @@ func NewFeed(s *Store, consumer Consumer, poll time.Duration, log *slog.Logger) 
 	f := &Feed{
 		store: s, consumer: consumer, poll: poll, log: log,
 		wake:     make(chan struct{}, 1),
-		gaps:     map[int64]time.Time{},
+		gaps:     map[int64]*gap{},
 		progress: make(chan struct{}),
 	}
 	s.OnCommit(f.Wake)
@@ -167,7 +178,7 @@ func (f *Feed) load(ctx context.Context) error {
 	now := time.Now()
 	for id := max(1, last-gapLookback+1); id <= last; id++ {
 		if !seen[id] {
-			f.gaps[id] = now
+			f.gaps[id] = &gap{since: now}
 		}
 	}
 	f.last, f.loaded, f.err = last, true, nil
@@ -195,42 +206,50 @@ func (f *Feed) catchUp(ctx context.Context) {
 func (f *Feed) step(ctx context.Context) (int, error) {
 	f.mu.Lock()
 	last := f.last
-	now := time.Now()
 	gaps := make([]int64, 0, len(f.gaps))
-	expired := false
-	for id, seen := range f.gaps {
-		if now.Sub(seen) > gapTTL {
-			delete(f.gaps, id) // rolled back: it will never show up
-			expired = true
-			continue
-		}
+	for id := range f.gaps {
 		gaps = append(gaps, id)
-	}
-	if expired {
-		f.advance()
 	}
 	f.mu.Unlock()
 
 	q := f.store.Reader()
 	cs, err := q.ChangesAfter(ctx, last, gaps, batchSize)
-	if err != nil || len(cs) == 0 {
+	if err != nil {
 		return 0, err
 	}
-	if err := f.consumer.Apply(ctx, q, cs); err != nil {
-		return 0, err
+	if len(cs) > 0 {
+		if err := f.consumer.Apply(ctx, q, cs); err != nil {
+			return 0, err
+		}
 	}
+	now := time.Now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	found := map[int64]bool{}
 	for _, c := range cs {
+		found[c.ID] = true
 		delete(f.gaps, c.ID)
 		if c.ID > f.last {
 			for id := max(f.last+1, c.ID-gapLookback); id < c.ID; id++ {
-				f.gaps[id] = now
+				f.gaps[id] = &gap{since: now}
 			}
 			f.last = c.ID
 		}
 	}
-	f.advance()
+	moved := len(cs) > 0
+	for _, id := range gaps {
+		g := f.gaps[id]
+		if found[id] || g == nil {
+			continue
+		}
+		if g.reads++; g.reads >= gapReads && now.Sub(g.since) > gapTTL {
+			delete(f.gaps, id) // rolled back: it will never show up
+			moved = true
+		}
+	}
+	if moved {
+		f.advance()
+	}
 	return len(cs), nil
 }
 

@@ -146,6 +146,19 @@ func (q Queries) Hostname(ctx context.Context, id string) (*Hostname, error) {
 	return h, mapErr(err)
 }
 
+// LockHostname reads one hostname and, on PostgreSQL, locks its row until
+// the transaction ends: every write reads and rewrites the whole row, and a
+// concurrent one must not bring back what another just changed (a released
+// name served again). SQLite transactions are already exclusive.
+func (q Queries) LockHostname(ctx context.Context, id string) (*Hostname, error) {
+	h := new(Hostname)
+	sel := q.db.NewSelect().Model(h).Where("id = ?", id)
+	if q.dialect == Postgres {
+		sel = sel.For("UPDATE")
+	}
+	return h, mapErr(sel.Scan(ctx))
+}
+
 // HostnamesByID reads the hostnames with the given ids (missing ones are
 // left out).
 func (q Queries) HostnamesByID(ctx context.Context, ids []string) ([]Hostname, error) {
@@ -349,8 +362,12 @@ func (q Queries) TargetsDue(ctx context.Context, now int64, limit int) ([]Hostna
 // UpdateHostnameIf writes h only if the stored row still has the given
 // updated_at (optimistic: another node may have changed it since it was
 // read), and reports whether it did.
+//
+// Only the columns the background work owns are written (status, the
+// addresses, the refresh time), so nothing else read stale is put back.
 func (q Queries) UpdateHostnameIf(ctx context.Context, h *Hostname, updatedAt int64) (bool, error) {
-	res, err := q.db.NewUpdate().Model(h).WherePK().Where("updated_at = ?", updatedAt).Exec(ctx)
+	res, err := q.db.NewUpdate().Model(h).Column("status", "ip", "addrs", "refresh_at", "updated_at").
+		WherePK().Where("updated_at = ?", updatedAt).Exec(ctx)
 	if err != nil {
 		return false, mapErr(err)
 	}

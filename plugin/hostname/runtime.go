@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hostmint/hostmint/seal"
+
 	"github.com/hostmint/hostmint/accounts"
 	"github.com/hostmint/hostmint/storage"
 )
@@ -64,11 +66,14 @@ func (f fanout) Apply(ctx context.Context, q storage.Queries, cs []storage.Chang
 	return nil
 }
 
-func acquireBackend(ctx context.Context, d storage.Dialect, dsn string, poll time.Duration) (*backend, error) {
+// acquireBackend opens (or shares) the store of d/dsn and starts its feed;
+// key opens the zones' DNSSEC keys and is set before the first load, so a
+// signed zone is never loaded unsigned.
+func acquireBackend(ctx context.Context, d storage.Dialect, dsn string, poll time.Duration, key seal.Key) (*backend, error) {
 	sharedMu.Lock()
 	defer sharedMu.Unlock()
-	key := string(d) + " " + dsn
-	if b, ok := backends[key]; ok {
+	id := string(d) + " " + dsn
+	if b, ok := backends[id]; ok {
 		b.refs++
 		return b, nil
 	}
@@ -76,7 +81,8 @@ func acquireBackend(ctx context.Context, d storage.Dialect, dsn string, poll tim
 	if err != nil {
 		return nil, err
 	}
-	b := &backend{key: key, refs: 1, store: store, index: NewIndex(), auth: accounts.NewAuthenticator(store), done: make(chan struct{})}
+	b := &backend{key: id, refs: 1, store: store, index: NewIndex(), auth: accounts.NewAuthenticator(store), done: make(chan struct{})}
+	b.index.SetKey(key)
 	b.feed = storage.NewFeed(store, fanout{b.index, b.auth}, poll, slog.Default().With("plugin", "hostname"))
 	fctx, cancel := context.WithCancel(context.Background())
 	b.cancel = cancel
@@ -84,7 +90,7 @@ func acquireBackend(ctx context.Context, d storage.Dialect, dsn string, poll tim
 		defer close(b.done)
 		b.feed.Run(fctx)
 	}()
-	backends[key] = b
+	backends[id] = b
 	return b, nil
 }
 

@@ -301,8 +301,9 @@ func parseOption(c *caddy.Controller, cfg *config) error {
 			return err
 		}
 		d, err := time.ParseDuration(args[0])
-		if err != nil || d <= 0 || d > time.Minute {
-			return fmt.Errorf("diagnose_budget: %q is not a duration up to 1m", args[0])
+		// Below the API's 10 s bound on a request.
+		if err != nil || d <= 0 || d > 8*time.Second {
+			return fmt.Errorf("diagnose_budget: %q is not a duration up to 8s", args[0])
 		}
 		cfg.diagnoseBudget = d
 	case "diagnose_per_minute":
@@ -450,16 +451,14 @@ func (h *Hostname) start() error {
 	if err != nil {
 		return plugin.Error("hostname", err)
 	}
-	b, err := acquireBackend(ctx, cfg.dialect, cfg.dsn, cfg.feedPoll)
-	if err != nil {
-		return plugin.Error("hostname", err)
-	}
 	key, err := certKey(cfg.certKeyFile)
 	if err != nil {
-		b.release()
 		return plugin.Error("hostname", err)
 	}
-	b.index.SetKey(key)
+	b, err := acquireBackend(ctx, cfg.dialect, cfg.dsn, cfg.feedPoll, key)
+	if err != nil {
+		return plugin.Error("hostname", err)
+	}
 	doms := domains.New(b.store, key)
 	if err := doms.Ensure(ctx, cfg.domains); err != nil {
 		b.release()
