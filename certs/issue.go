@@ -29,6 +29,11 @@ const (
 	never      = int64(1) << 62  // DueAt of what needs no more work
 )
 
+var (
+	errLeaseLost = errors.New("certs: the lease was lost")
+	errReleased  = errors.New("certs: the hostname was released")
+)
+
 // legoMu serialises orders across every Manager of the process: the
 // provider is set per client, but lego keeps its resolver list globally.
 var legoMu sync.Mutex
@@ -68,14 +73,15 @@ func (m *Manager) pass(ctx context.Context) {
 		if c.Status == storage.CertRevoking || c.Status == storage.CertIssued && c.DueAt > now {
 			shown = c.Status
 		}
-		ok, err := m.store.Reader().LeaseCertificate(ctx, c.HostnameID, c.UpdatedAt, now, now+lease.Milliseconds(), shown)
+		until := now + lease.Milliseconds()
+		ok, err := m.store.Reader().LeaseCertificate(ctx, c.HostnameID, c.UpdatedAt, now, until, shown)
 		if err != nil || !ok {
 			continue // another node has it
 		}
 		if c.Status == storage.CertRevoking {
 			m.revoke(ctx, c)
 		} else {
-			m.order(ctx, c)
+			m.order(ctx, c, until)
 		}
 	}
 }
@@ -83,7 +89,7 @@ func (m *Manager) pass(ctx context.Context) {
 // order obtains a certificate for c's hostname: from the CA that issued the
 // one held (a renewal returns to it), else from the hostname's CA unless it
 // recently rate-limited the domain, then the other.
-func (m *Manager) order(ctx context.Context, c *storage.Certificate) {
+func (m *Manager) order(ctx context.Context, c *storage.Certificate, until int64) {
 	q := m.store.Reader()
 	h, err := q.Hostname(ctx, c.HostnameID)
 	if err != nil {
@@ -115,7 +121,7 @@ func (m *Manager) order(ctx context.Context, c *storage.Certificate) {
 			m.fail(ctx, c, fmt.Errorf("%s: %w", ca, err))
 			return
 		}
-		m.issued(ctx, c, h, ca, res, key)
+		m.issued(ctx, c, h, ca, res, key, until)
 		return
 	}
 	m.fail(ctx, c, fmt.Errorf("every CA tried (%s) rate-limits %s right now", strings.Join(tried, ", "), domain))
@@ -204,7 +210,9 @@ func (m *Manager) served(fqdn, value string) bool {
 	return true
 }
 
-func (m *Manager) issued(ctx context.Context, c *storage.Certificate, h *storage.Hostname, ca string, res *certificate.Resource, key *ecdsa.PrivateKey) {
+// issued stores what an order brought, if this node still holds the lease
+// it took (until): an order that outlived it may have been taken over.
+func (m *Manager) issued(ctx context.Context, c *storage.Certificate, h *storage.Hostname, ca string, res *certificate.Resource, key *ecdsa.PrivateKey, until int64) {
 	leaf, err := leafOf(res.Certificate)
 	if err != nil {
 		m.fail(ctx, c, err)
@@ -227,13 +235,18 @@ func (m *Manager) issued(ctx context.Context, c *storage.Certificate, h *storage
 		if err != nil {
 			return err
 		}
+		if cur.Status == storage.StatusReleased || cur.Status == storage.StatusTerminated {
+			return errReleased // the row already queues the old chain's revocation
+		}
+		held, err := tx.Certificate(ctx, h.ID)
+		if err != nil {
+			return err
+		}
+		if held.LeaseUntil != until {
+			return errLeaseLost
+		}
 		c.Status, c.CA, c.Chain, c.KeySealed, c.Error = storage.CertIssued, ca, string(res.Certificate), sealed, ""
 		c.ExpiresAt, c.DueAt, c.LeaseUntil, c.UpdatedAt = leaf.NotAfter.UnixMilli(), due, 0, time.Now().UnixMilli()
-		if cur.Status == storage.StatusReleased || cur.Status == storage.StatusTerminated {
-			// Released while the order ran: the new certificate goes the way of the old.
-			c.Status, c.KeySealed, c.DueAt = storage.CertRevoking, "", 0
-			return tx.SaveCertificate(ctx, c)
-		}
 		if err := tx.SaveCertificate(ctx, c); err != nil {
 			return err
 		}
@@ -247,6 +260,18 @@ func (m *Manager) issued(ctx context.Context, c *storage.Certificate, h *storage
 		}
 		return tx.Changed(ctx, storage.KindHostname, cur.ID)
 	})
+	if errors.Is(err, errReleased) {
+		// Released while the order ran: the new certificate is revoked at once.
+		if client, cerr := m.client(ctx, ca); cerr == nil {
+			err = client.Certificate.Revoke(res.Certificate)
+		}
+		m.log.Info("the hostname was released during its order; the new certificate is revoked", "hostname", h.Name, "err", err)
+		return
+	}
+	if errors.Is(err, errLeaseLost) {
+		m.log.Warn("an order outlived its lease; another node's result stands", "hostname", h.Name)
+		return
+	}
 	if err != nil {
 		m.log.Error("storing an issued certificate failed", "hostname", h.Name, "err", err)
 		return
