@@ -56,7 +56,7 @@ func (s *Server) routeTable() []route {
 			summary: "List hostnames, newest first",
 			doc: "Scope hostnames:read; only hostnames in the key's reach are listed and counted. Released hostnames are left out; " +
 				"[P1] expired ones appear with status `expired`; [P2] terminated ones are left out, suspended ones shown. " +
-				"Listing renews nothing. [P2] The envelope carries total (not released), active (live or pending), the team's cap, " +
+				"Listing renews nothing. [P2] The envelope carries total (neither released nor terminated: what can be listed), active (live or pending), the team's cap, " +
 				"and the limit and skip applied; another page exists when skip + limit < total.",
 			query: []param{{"limit", "Page size, clamped to 1..500", defaultLimit}, {"skip", "Hostnames to skip; below 0 is taken as 0", 0}},
 			ok:    200, okSchema: "HostnameList", errors: []int{400, 401, 403, 500, 503}, handle: s.listHostnames},
