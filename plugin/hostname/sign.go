@@ -4,6 +4,7 @@ import (
 	"crypto"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/coredns/coredns/plugin/pkg/cache"
@@ -49,15 +50,7 @@ func newSigner(zone string, dnskey *dns.DNSKEY, key crypto.Signer) *signer {
 func (s *signer) sign(rrs []dns.RR, fullTTL uint32, now time.Time) *dns.RRSIG {
 	hdr := rrs[0].Header()
 	owner := strings.ToLower(hdr.Name)
-	var b strings.Builder
-	b.WriteString(owner)
-	b.WriteByte(0)
-	b.WriteString(dns.TypeToString[hdr.Rrtype])
-	for _, rr := range rrs {
-		b.WriteByte(0)
-		b.WriteString(rr.String()[len(rr.Header().String()):])
-	}
-	key := cache.Hash([]byte(b.String()))
+	key := rrsetKey(owner, hdr.Rrtype, rrs)
 	if sig, ok := s.cache.Get(key); ok && time.Unix(int64(sig.Expiration), 0).Sub(now) > sigRefresh {
 		return served(sig, hdr)
 	}
@@ -83,6 +76,39 @@ func (s *signer) sign(rrs []dns.RR, fullTTL uint32, now time.Time) *dns.RRSIG {
 	s.cache.Add(key, sig)
 	return served(sig, hdr)
 }
+
+// rrsetKey identifies an RRset's content (owner, type, rdata) whatever its
+// TTL: FNV-1a over the wire-form rdata, packed into a pooled buffer, so the
+// answer path neither formats text nor allocates for it.
+func rrsetKey(owner string, t uint16, rrs []dns.RR) uint64 {
+	const prime = 1099511628211
+	h := uint64(14695981039346656037)
+	add := func(b byte) { h = (h ^ uint64(b)) * prime }
+	for i := 0; i < len(owner); i++ {
+		add(owner[i])
+	}
+	add(byte(t >> 8))
+	add(byte(t))
+	bp := packBufs.Get().(*[]byte)
+	defer packBufs.Put(bp)
+	for _, rr := range rrs {
+		end, err := dns.PackRR(rr, *bp, 0, nil, false)
+		if err != nil { // larger than the buffer: hash its text instead
+			text := rr.String()[len(rr.Header().String()):]
+			for i := 0; i < len(text); i++ {
+				add(text[i])
+			}
+			continue
+		}
+		for _, b := range (*bp)[end-int(rr.Header().Rdlength) : end] {
+			add(b)
+		}
+		add(0xff) // between records
+	}
+	return h
+}
+
+var packBufs = sync.Pool{New: func() any { b := make([]byte, 4096); return &b }}
 
 // served is a copy of sig with the owner and TTL of the answered RRset.
 func served(sig *dns.RRSIG, hdr *dns.RR_Header) *dns.RRSIG {
