@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs and starts what the test suite needs, where it is missing:
 # PostgreSQL on 127.0.0.1:5432 (trust auth, database "test"), dig and delv,
-# and the ACME pieces: Pebble (a test CA), certbot and the lego CLI.
+# the ACME pieces: Pebble (a test CA), certbot and the lego CLI; dnsperf (make bench).
 # Safe to run again; needs root (or sudo) only when something is missing.
 set -euo pipefail
 
@@ -13,6 +13,7 @@ command -v pg_ctlcluster >/dev/null || missing+=(postgresql)
 command -v pebble >/dev/null || missing+=(pebble)
 command -v certbot >/dev/null || missing+=(certbot)
 command -v lego >/dev/null || missing+=(lego)
+command -v dnsperf >/dev/null || missing+=(dnsperf)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "test-deps: installing ${missing[*]}"
   sudo_ apt-get update -qq

@@ -569,3 +569,12 @@ func (q Queries) LeaseCertificate(ctx context.Context, hostnameID string, update
 	n, _ := res.RowsAffected()
 	return n == 1, nil
 }
+
+// InsertHostnames inserts many hostnames at once (bulk loading).
+func (q Queries) InsertHostnames(ctx context.Context, hs []Hostname) error {
+	if len(hs) == 0 {
+		return nil
+	}
+	_, err := q.db.NewInsert().Model(&hs).Exec(ctx)
+	return mapErr(err)
+}

@@ -37,7 +37,7 @@ type signer struct {
 }
 
 // sigCacheSize is how many signatures a zone keeps.
-const sigCacheSize = 100_000
+const sigCacheSize = 250_000
 
 func newSigner(zone string, dnskey *dns.DNSKEY, key crypto.Signer) *signer {
 	return &signer{zone: zone, dnskey: dnskey, key: key, tag: dnskey.KeyTag(), cache: cache.New[*dns.RRSIG](sigCacheSize)}
