@@ -90,8 +90,10 @@ func Open(ctx context.Context, d Dialect, dsn string) (*Store, error) {
 // acknowledged write survives a crash.
 func sqliteDSN(path string) string {
 	q := url.Values{}
-	q.Add("_pragma", "journal_mode(WAL)")
+	// busy_timeout first: switching a new file to WAL takes a lock that
+	// another process opening it at the same moment must wait for.
 	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "synchronous(FULL)")
 	q.Set("_txlock", "immediate")

@@ -170,9 +170,14 @@ func (a *apiServer) release() error {
 	delete(apis, a.addr)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	err := a.srv.Shutdown(ctx)
+	if err := a.srv.Shutdown(ctx); err != nil {
+		// Requests still running after the grace period are cut off: a
+		// shutdown or reload must not wait on a slow client.
+		slog.Warn("hostname: api requests still running at shutdown were closed", "addr", a.addr, "err", err)
+		a.srv.Close()
+	}
 	<-a.done
-	return err
+	return nil
 }
 
 // adminToken reads the admin token file, or writes a new random token to it
