@@ -6,7 +6,6 @@ package access
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 
 	"github.com/hostmint/hostmint/problem"
@@ -153,11 +152,3 @@ func (p *Principal) Reach(scope string) Reach {
 
 // Empty reports whether r reaches nothing.
 func (r Reach) Empty() bool { return !r.Team && len(r.Domains) == 0 && len(r.Hostnames) == 0 }
-
-// String describes r for messages.
-func (r Reach) String() string {
-	if r.Team {
-		return "the whole team"
-	}
-	return fmt.Sprintf("domains %v and hostnames %v", r.Domains, r.Hostnames)
-}

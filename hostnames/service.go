@@ -84,9 +84,6 @@ func New(store *storage.Store, cfg Config, log *slog.Logger) *Service {
 	return &Service{store: store, cfg: cfg, log: log, now: time.Now}
 }
 
-// Profile is the behaviour profile in force.
-func (s *Service) Profile() int { return s.cfg.Profile }
-
 // Cap is the active-hostname cap of an account.
 func (s *Service) Cap(a *storage.Account) int {
 	if a.Cap != nil {

@@ -176,18 +176,6 @@ func (q Queries) UpdateHostname(ctx context.Context, h *Hostname) error {
 	return mapErr(err)
 }
 
-// ListHostnames lists an account's hostnames that are not released, newest
-// first. limit is at least 1 (bun drops LIMIT 0 but keeps OFFSET, which
-// SQLite refuses) and skip at least 0.
-func (q Queries) ListHostnames(ctx context.Context, accountID string, limit, skip int) ([]Hostname, error) {
-	limit, skip = max(limit, 1), max(skip, 0)
-	hs := []Hostname{}
-	err := q.db.NewSelect().Model(&hs).
-		Where("account_id = ? AND status <> ?", accountID, StatusReleased).
-		OrderExpr("created_at DESC, id DESC").Limit(int64(limit)).Offset(int64(skip)).Scan(ctx)
-	return hs, mapErr(err)
-}
-
 // CountActive counts an account's live (or pending, on the way to live)
 // hostnames that have not expired at now (expires_at 0 never expires).
 func (q Queries) CountActive(ctx context.Context, accountID string, now int64) (int, error) {

@@ -398,7 +398,7 @@ func TestCountActive(t *testing.T) {
 	})
 }
 
-func TestListHostnames(t *testing.T) {
+func TestFindHostnames(t *testing.T) {
 	tests := []struct {
 		limit, skip int
 		want        []string
@@ -422,13 +422,13 @@ func TestListHostnames(t *testing.T) {
 			host("theirs", other, "theirs", storage.StatusLive, 0, 9),
 		)
 		for _, tc := range tests {
-			hs, err := s.Reader().ListHostnames(t.Context(), acct, tc.limit, tc.skip)
+			hs, err := s.Reader().FindHostnames(t.Context(), storage.Filter{AccountID: acct, Team: true, Exclude: []string{storage.StatusReleased}}, tc.limit, tc.skip)
 			var got []string
 			for _, h := range hs {
 				got = append(got, h.ID)
 			}
 			if err != nil || !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("ListHostnames(limit %d, skip %d) = %v, %v; want %v", tc.limit, tc.skip, got, err, tc.want)
+				t.Errorf("FindHostnames(limit %d, skip %d) = %v, %v; want %v", tc.limit, tc.skip, got, err, tc.want)
 			}
 		}
 	})
