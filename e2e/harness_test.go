@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -60,8 +61,18 @@ type server struct {
 	inst     *caddy.Instance
 }
 
+// handedOut are the ports freePort has given this test process: the OS may
+// offer a closed port again before its first taker has bound it, and two
+// parallel servers must never be handed the same one.
+var (
+	portsMu   sync.Mutex
+	handedOut = map[int]bool{}
+)
+
 func freePort(t testing.TB) int {
 	t.Helper()
+	portsMu.Lock()
+	defer portsMu.Unlock()
 	for {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -69,9 +80,13 @@ func freePort(t testing.TB) int {
 		}
 		port := l.Addr().(*net.TCPAddr).Port
 		l.Close()
+		if handedOut[port] {
+			continue
+		}
 		// The DNS server needs the UDP port too.
 		if u, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
 			u.Close()
+			handedOut[port] = true
 			return port
 		}
 	}
