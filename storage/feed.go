@@ -124,6 +124,12 @@ func (f *Feed) WaitApplied(ctx context.Context, id int64) error {
 // Run loads the snapshot (retrying until the store answers) and then tails
 // until ctx ends.
 func (f *Feed) Run(ctx context.Context) {
+	// Listening before the snapshot: a change committed after it is
+	// announced to us; one committed before is in it.
+	if f.store.dialect == Postgres {
+		stop := f.listen()
+		defer stop()
+	}
 	for backoff := 100 * time.Millisecond; ; backoff = min(2*backoff, 5*time.Second) {
 		err := f.load(ctx)
 		if err == nil {
@@ -136,10 +142,6 @@ func (f *Feed) Run(ctx context.Context) {
 			return
 		case <-time.After(backoff):
 		}
-	}
-	if f.store.dialect == Postgres {
-		stop := f.listen()
-		defer stop()
 	}
 	tick := time.NewTicker(f.poll)
 	defer tick.Stop()

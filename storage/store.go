@@ -44,6 +44,8 @@ type Store struct {
 	mu       sync.Mutex
 	onCommit []func() // wakes in-process feeds after a write
 	feed     *Feed    // this node's feed, if one runs
+
+	notify *notifier // PostgreSQL: tells other nodes about commits
 }
 
 // Open opens (and for SQLite creates) the database and migrates its schema.
@@ -81,6 +83,9 @@ func Open(ctx context.Context, d Dialect, dsn string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("storage: %w", mapErr(err))
 	}
+	if d == Postgres {
+		s.notify = newNotifier(s)
+	}
 	return s, nil
 }
 
@@ -107,7 +112,12 @@ func (s *Store) Dialect() Dialect { return s.dialect }
 func (s *Store) DSN() string { return s.dsn }
 
 // Close closes the connection pool.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	if s.notify != nil {
+		s.notify.close()
+	}
+	return s.db.Close()
+}
 
 // Ping checks that the database answers.
 func (s *Store) Ping(ctx context.Context) error { return mapErr(s.db.PingContext(ctx)) }
@@ -162,12 +172,6 @@ func (s *Store) Write(ctx context.Context, fn func(ctx context.Context, tx *Tx) 
 		if err := fn(ctx, t); err != nil {
 			return err
 		}
-		if t.last > 0 && s.dialect == Postgres {
-			// Delivered on commit, to every node that listens.
-			if _, err := btx.ExecContext(ctx, "SELECT pg_notify(?, ?)", NotifyChannel, fmt.Sprint(t.last)); err != nil {
-				return err
-			}
-		}
 		last = t.last
 		return nil
 	})
@@ -175,6 +179,9 @@ func (s *Store) Write(ctx context.Context, fn func(ctx context.Context, tx *Tx) 
 		return 0, mapErr(err)
 	}
 	if last > 0 {
+		if s.notify != nil {
+			s.notify.post(last)
+		}
 		s.mu.Lock()
 		fs := s.onCommit
 		s.mu.Unlock()
