@@ -9,8 +9,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hostmint/hostmint/access"
+	"github.com/coredns/coredns/plugin/pkg/cache"
 
+	"github.com/hostmint/hostmint/access"
 	"github.com/hostmint/hostmint/apikey"
 	"github.com/hostmint/hostmint/problem"
 	"github.com/hostmint/hostmint/storage"
@@ -19,10 +20,15 @@ import (
 // Authenticator verifies bearer keys. Verified key rows are cached per node,
 // so a request costs one hash and no SQL; a key's change row (revocation)
 // drops it from every node's cache through the change feed, and entries are
-// re-read after cacheTTL in any case.
+// re-read after cacheTTL in any case. Ids that match no key are remembered
+// too (bounded, briefly), so a flood of made-up keys costs no SQL either; a
+// key created later reaches every node's feed, which drops the entry.
 type Authenticator struct {
 	store *storage.Store
 	cache sync.Map // key id -> *cachedKey
+	// unknown: hash of a key id -> the id (compared, so that a crafted
+	// hash collision cannot hide a real key) and when it was looked up.
+	unknown atomic.Pointer[cache.Cache[unknownKey]]
 	// epoch moves whenever a key is forgotten: a row read before then may
 	// be stale (revoked meanwhile) and is not cached.
 	epoch atomic.Uint64
@@ -37,11 +43,22 @@ type cachedKey struct {
 	loaded    time.Time
 }
 
-const cacheTTL = 5 * time.Minute
+type unknownKey struct {
+	id     string
+	loaded time.Time
+}
+
+const (
+	cacheTTL       = 5 * time.Minute
+	unknownTTL     = 30 * time.Second
+	unknownEntries = 10_000
+)
 
 // NewAuthenticator makes an Authenticator over store.
 func NewAuthenticator(store *storage.Store) *Authenticator {
-	return &Authenticator{store: store, now: time.Now}
+	a := &Authenticator{store: store, now: time.Now}
+	a.unknown.Store(cache.New[unknownKey](unknownEntries))
+	return a
 }
 
 // Authenticate checks an Authorization header value.
@@ -76,10 +93,17 @@ func (a *Authenticator) lookup(ctx context.Context, id string, now time.Time) (*
 			return k, nil
 		}
 	}
+	h := cache.Hash([]byte(id))
+	if u, ok := a.unknown.Load().Get(h); ok && u.id == id && now.Sub(u.loaded) < unknownTTL {
+		return nil, nil
+	}
 	epoch := a.epoch.Load()
 	row, err := a.store.Reader().Key(ctx, id)
 	if errors.Is(err, storage.ErrNotFound) {
-		return nil, nil // unknown ids are not cached: nothing to invalidate later
+		if a.epoch.Load() == epoch {
+			a.unknown.Load().Add(h, unknownKey{id: id, loaded: now})
+		}
+		return nil, nil
 	}
 	if err != nil {
 		return nil, err
@@ -101,12 +125,14 @@ func (a *Authenticator) lookup(ctx context.Context, id string, now time.Time) (*
 func (a *Authenticator) Forget(id string) {
 	a.epoch.Add(1)
 	a.cache.Delete(id)
+	a.unknown.Load().Remove(cache.Hash([]byte(id)))
 }
 
 // Load implements storage.Consumer: a new snapshot starts with an empty cache.
 func (a *Authenticator) Load(context.Context, storage.Queries) error {
 	a.epoch.Add(1)
 	a.cache.Clear()
+	a.unknown.Store(cache.New[unknownKey](unknownEntries))
 	return nil
 }
 
