@@ -208,6 +208,12 @@ func (q Queries) Retire(ctx context.Context, r *RetiredLabel) error {
 	return mapErr(err)
 }
 
+// CountServable counts what ScanServable would return.
+func (q Queries) CountServable(ctx context.Context) (int, error) {
+	n, err := q.db.NewSelect().Model((*Hostname)(nil)).Where("status <> ?", StatusReleased).Count(ctx)
+	return int(n), mapErr(err)
+}
+
 // ScanServable calls fn for every hostname that DNS may serve (not
 // released), streaming rows so a million names never sit in one slice.
 func (q Queries) ScanServable(ctx context.Context, fn func(*Hostname) error) error {

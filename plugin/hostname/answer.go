@@ -1,7 +1,6 @@
 package hostname
 
 import (
-	"net/netip"
 	"strings"
 	"time"
 
@@ -40,7 +39,7 @@ func (h *Hostname) answer(m *dns.Msg, z *zone, state request.Request) {
 	switch {
 	case qname == z.name:
 		h.apex(r, qtype)
-	case h.static[qname] != nil:
+	case h.static[qname] != "":
 		r.types = addrTypes(h.static[qname])
 		r.positive(addrRRs(r.owner, qtype, h.static[qname], ttlNS))
 	default:
@@ -71,7 +70,7 @@ func (h *Hostname) name(r *reply, qname string, qtype uint16, now time.Time) {
 		r.missing = !h.aboveStatic(qname)
 		return
 	}
-	r.types = n.types
+	r.types = n.typeList()
 	// The domain's CAA policy stands at every hostname without a CAA of its own.
 	policy := n.host && n.rrsets[dns.TypeCAA] == nil && len(r.z.caa) > 0
 	if policy {
@@ -203,24 +202,8 @@ func (h *Hostname) glue() []dns.RR {
 	return rrs
 }
 
-// addrRRs are the A or AAAA records of addrs that answer qtype (ANY: all).
-func addrRRs(owner string, qtype uint16, addrs []netip.Addr, ttl uint32) []dns.RR {
-	var rrs []dns.RR
-	for _, a := range addrs {
-		switch {
-		case a.Is4() && (qtype == dns.TypeA || qtype == dns.TypeANY):
-			rrs = append(rrs, &dns.A{Hdr: dns.RR_Header{Name: owner, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: ttl}, A: a.AsSlice()})
-		case a.Is6() && (qtype == dns.TypeAAAA || qtype == dns.TypeANY):
-			rrs = append(rrs, &dns.AAAA{Hdr: dns.RR_Header{Name: owner, Rrtype: dns.TypeAAAA, Class: dns.ClassINET, Ttl: ttl}, AAAA: a.AsSlice()})
-		}
-	}
-	return rrs
-}
-
-func addrTypes(addrs []netip.Addr) []uint16 {
-	n := &node{addrs: addrs}
-	n.setTypes()
-	return n.types
+func addrTypes(addrs addrList) []uint16 {
+	return (&node{addrs: addrs}).typeList()
 }
 
 func withType(ts []uint16, t uint16) []uint16 {

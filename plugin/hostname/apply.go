@@ -2,7 +2,7 @@ package hostname
 
 import (
 	"context"
-	"sync"
+	"runtime/debug"
 
 	clog "github.com/coredns/coredns/plugin/pkg/log"
 	"github.com/hostmint/hostmint/domains"
@@ -35,18 +35,26 @@ func (ix *Index) Load(ctx context.Context, q storage.Queries) error {
 	if err != nil {
 		return err
 	}
-	m := new(sync.Map)
-	names := map[string][]string{}
+	// Sized up front: a table grown name by name holds a third more memory
+	// for good, and rehashes a million names on the way.
+	count, err := q.CountServable(ctx)
+	if err != nil {
+		return err
+	}
+	t := newNameTable(count)
+	extra := map[string][]string{}
 	var n int64
 	err = q.ScanServable(ctx, func(h *storage.Hostname) error {
-		nodes := buildNodes(h, recs[h.ID], chals[h.ID])
-		for name, nd := range nodes {
-			m.Store(name, nd)
-			names[h.ID] = append(names[h.ID], name)
+		own, below := buildNodes(h, recs[h.ID], chals[h.ID])
+		if own == nil {
+			return nil
 		}
-		if len(nodes) > 0 {
-			n++
+		t.put(dns.Fqdn(h.Name), own)
+		for name, nd := range below {
+			t.put(name, nd)
+			extra[h.ID] = append(extra[h.ID], name)
 		}
+		n++
 		return nil
 	})
 	if err != nil {
@@ -57,11 +65,15 @@ func (ix *Index) Load(ctx context.Context, q storage.Queries) error {
 		return err
 	}
 	ix.zones.Store(&zs)
-	ix.nodes.Store(m)
-	ix.names = names
+	ix.nodes.Store(t)
+	ix.extra = extra
 	ix.size.Store(n)
 	ix.serial.Store(uint32(last))
 	ix.loaded.Store(true)
+	// A snapshot leaves garbage about the size of the index (rows, the
+	// previous index): hand it back to the system now rather than keep a
+	// start-up peak resident for good.
+	debug.FreeOSMemory()
 	return nil
 }
 
@@ -107,9 +119,10 @@ func (ix *Index) Apply(ctx context.Context, q storage.Queries, cs []storage.Chan
 	for _, c := range cs2 {
 		chals[c.HostnameID] = append(chals[c.HostnameID], c)
 	}
-	m := ix.nodes.Load()
+	t := ix.nodes.Load()
 	for i := range hs {
-		ix.replace(m, &hs[i], buildNodes(&hs[i], recs[hs[i].ID], chals[hs[i].ID]))
+		own, below := buildNodes(&hs[i], recs[hs[i].ID], chals[hs[i].ID])
+		ix.replace(t, &hs[i], own, below)
 	}
 	if s := uint32(last); s > ix.serial.Load() {
 		ix.serial.Store(s)
@@ -117,50 +130,59 @@ func (ix *Index) Apply(ctx context.Context, q storage.Queries, cs []storage.Chan
 	return nil
 }
 
-// replace swaps in a hostname's new names and drops the names it no longer
+// replace swaps in a hostname's new nodes and drops the names it no longer
 // holds, unless another hostname holds them by now (a released name minted
 // again).
-func (ix *Index) replace(m *sync.Map, h *storage.Hostname, nodes map[string]*node) {
-	old := ix.names[h.ID]
-	if len(old) == 0 && len(nodes) > 0 {
-		ix.size.Add(1)
-	} else if len(old) > 0 && len(nodes) == 0 {
+func (ix *Index) replace(t *nameTable, h *storage.Hostname, own *node, below map[string]*node) {
+	name, owner := dns.Fqdn(h.Name), holder(h.ID)
+	had := t.get(name)
+	switch {
+	case own != nil:
+		t.put(name, own)
+		if had == nil || had.owner != owner {
+			ix.size.Add(1)
+		}
+	case had != nil && had.owner == owner:
+		t.drop(name, owner)
 		ix.size.Add(-1)
 	}
-	names := make([]string, 0, len(nodes))
-	for name, nd := range nodes {
-		m.Store(name, nd)
-		names = append(names, name)
+	for n, nd := range below {
+		t.put(n, nd)
 	}
-	for _, name := range old {
-		if _, kept := nodes[name]; kept {
-			continue
-		}
-		if v, ok := m.Load(name); ok && v.(*node).id == h.ID {
-			m.CompareAndDelete(name, v)
+	for _, n := range ix.extra[h.ID] {
+		if _, kept := below[n]; !kept {
+			t.drop(n, owner)
 		}
 	}
-	if len(names) == 0 {
-		delete(ix.names, h.ID)
-	} else {
-		ix.names[h.ID] = names
+	if len(below) == 0 {
+		delete(ix.extra, h.ID)
+		return
 	}
+	names := make([]string, 0, len(below))
+	for n := range below {
+		names = append(names, n)
+	}
+	ix.extra[h.ID] = names
 }
 
 // buildNodes is every name a hostname holds, none when it is not served:
-// its own, its records', and its DNS-01 challenge values (chals, newest
-// first). Expiry is checked at answer time, so an idle name stops resolving
-// the moment it expires without any write.
-func buildNodes(h *storage.Hostname, recs []storage.Record, chals []storage.Challenge) map[string]*node {
+// own at its name, and below it (nil for most) its records' names, the
+// empty non-terminals above them and its DNS-01 challenge values (chals,
+// newest first). Expiry is checked at answer time, so an idle name stops
+// resolving the moment it expires without any write.
+func buildNodes(h *storage.Hostname, recs []storage.Record, chals []storage.Challenge) (own *node, below map[string]*node) {
 	if h.Status != storage.StatusLive && h.Status != storage.StatusPending {
-		return nil
+		return nil, nil
 	}
 	addrs := hostnames.AddrsOf(h)
 	if len(addrs) == 0 {
-		return nil
+		return nil, nil
+	}
+	own = &node{owner: holder(h.ID), host: true, addrs: packAddrs(addrs), expires: h.ExpiresAt}
+	if len(recs) == 0 && len(chals) == 0 {
+		return own, nil
 	}
 	name := dns.Fqdn(h.Name)
-	own := &node{id: h.ID, host: true, addrs: addrs, expires: h.ExpiresAt}
 	nodes := map[string]*node{name: own}
 	for _, r := range recs {
 		owner := dns.Fqdn(r.Name)
@@ -176,7 +198,7 @@ func buildNodes(h *storage.Hostname, recs []storage.Record, chals []storage.Chal
 		}
 		n := nodes[owner]
 		if n == nil {
-			n = &node{id: h.ID, expires: h.ExpiresAt}
+			n = &node{owner: own.owner, expires: h.ExpiresAt}
 			nodes[owner] = n
 		}
 		if n.rrsets == nil {
@@ -186,17 +208,15 @@ func buildNodes(h *storage.Hostname, recs []storage.Record, chals []storage.Chal
 		// Names between the record and the hostname exist, empty.
 		for p := parent(owner); p != name && dns.IsSubDomain(name, p); p = parent(p) {
 			if nodes[p] == nil {
-				nodes[p] = &node{id: h.ID, expires: h.ExpiresAt}
+				nodes[p] = &node{owner: own.owner, expires: h.ExpiresAt}
 			}
 		}
 	}
 	if c := challengeNode(h, chals); c != nil {
 		nodes[hostnames.ChallengeLabel+"."+name] = c
 	}
-	for _, n := range nodes {
-		n.setTypes()
-	}
-	return nodes
+	delete(nodes, name)
+	return own, nodes
 }
 
 // challengeNode serves the newest challenge values as TXT until
@@ -207,7 +227,7 @@ func challengeNode(h *storage.Hostname, chals []storage.Challenge) *node {
 		return nil
 	}
 	owner := hostnames.ChallengeLabel + "." + dns.Fqdn(h.Name)
-	n := &node{id: h.ID, expires: chals[0].CreatedAt + hostnames.ChallengeLife.Milliseconds(), rrsets: map[uint16][]dns.RR{}}
+	n := &node{owner: holder(h.ID), expires: chals[0].CreatedAt + hostnames.ChallengeLife.Milliseconds(), rrsets: map[uint16][]dns.RR{}}
 	if h.ExpiresAt != 0 {
 		n.expires = min(n.expires, h.ExpiresAt)
 	}

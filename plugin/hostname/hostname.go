@@ -5,7 +5,6 @@ package hostname
 
 import (
 	"context"
-	"net/netip"
 
 	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/request"
@@ -18,9 +17,9 @@ type Hostname struct {
 
 	cfg    *config
 	index  *Index
-	static map[string][]netip.Addr // nameserver names we answer for: lowercase FQDN -> addresses
-	ns     []string                // NS targets, FQDN
-	rt     *runtime                // set in OnStartup
+	static map[string]addrList // nameserver names we answer for: lowercase FQDN -> addresses
+	ns     []string            // NS targets, FQDN
+	rt     *runtime            // set in OnStartup
 }
 
 // configured reports whether qname is under a domain of the Corefile.

@@ -37,9 +37,8 @@ func newTestHostname(tb testing.TB, body string, zones ...string) *Hostname {
 
 // addHost puts name (lowercase FQDN) in h's index; expires is Unix ms, 0 for never.
 func addHost(h *Hostname, name, ip string, expires int64) {
-	n := &node{id: "hn_" + name, host: true, addrs: []netip.Addr{netip.MustParseAddr(ip)}, expires: expires}
-	n.setTypes()
-	h.index.nodes.Load().Store(name, n)
+	n := &node{owner: holder("hn_" + name), host: true, addrs: packAddrs([]netip.Addr{netip.MustParseAddr(ip)}), expires: expires}
+	h.index.nodes.Load().put(name, n)
 }
 
 // fixture is example.org. and example.net., served by ns1.example.org
@@ -574,9 +573,8 @@ func BenchmarkServeDNS(b *testing.B) {
 		if i%2 == 0 {
 			exp = far
 		}
-		n := &node{id: fmt.Sprint(i), host: true, addrs: []netip.Addr{ip}, expires: exp}
-		n.setTypes()
-		h.index.nodes.Load().Store(fmt.Sprintf("h%06d.example.org.", i), n)
+		n := &node{owner: holder(fmt.Sprint(i)), host: true, addrs: packAddrs([]netip.Addr{ip}), expires: exp}
+		h.index.nodes.Load().put(fmt.Sprintf("h%06d.example.org.", i), n)
 	}
 
 	// 80% names that exist, 20% that do not.

@@ -1,9 +1,7 @@
 package hostname
 
 import (
-	"net/netip"
 	"slices"
-	"sync"
 	"sync/atomic"
 
 	"github.com/hostmint/hostmint/seal"
@@ -13,34 +11,34 @@ import (
 // Index is the in-memory view of the store that DNS answers come from. It is
 // filled by a snapshot load and kept current by the change feed.
 //
-// Readers never wait on a writer: names live in a sync.Map (lock-free
-// loads), each value an immutable *node that a change replaces whole; the
-// zone set is an immutable map behind an atomic pointer, rebuilt on the rare
-// domain change. A hostname's change costs O(its own names), whatever the
-// number of hostnames.
+// Names live in a sharded table (names.go), each value an immutable *node
+// that a change replaces whole; the zone set is an immutable map behind an
+// atomic pointer, rebuilt on the rare domain change. A hostname's change
+// costs O(its own names), whatever the number of hostnames.
 type Index struct {
-	nodes  atomic.Pointer[sync.Map] // lowercase FQDN ("abc.example.org.") -> *node
+	nodes  atomic.Pointer[nameTable] // lowercase FQDN ("abc.example.org.") -> *node
 	zones  atomic.Pointer[zoneSet]
 	size   atomic.Int64 // hostnames served
 	serial atomic.Uint32
 	loaded atomic.Bool
 	key    atomic.Pointer[seal.Key] // opens the zones' DNSSEC keys
 
-	// Owned by the feed's goroutine (the only writer): the names each
-	// hostname holds, so a change can drop the ones it no longer has.
-	names map[string][]string
+	// Owned by the feed's goroutine (the only writer): the names other than
+	// its own that a hostname holds (records below it, empty non-terminals,
+	// its challenge name), so a change can drop the ones it no longer has.
+	// Most hostnames hold their own name only and have no entry.
+	extra map[string][]string
 }
 
 // node is one name a hostname holds: its own name (addresses, records at
 // the hostname), a name below it with records, or an empty non-terminal
 // between the two.
 type node struct {
-	id      string // the hostname's id
-	host    bool   // the hostname's own name
-	addrs   []netip.Addr
+	owner   uint64 // holder(the hostname's id)
+	addrs   addrList
 	expires int64               // Unix ms; 0: never
 	rrsets  map[uint16][]dns.RR // owner lowercase FQDN, TTL records.TTL
-	types   []uint16            // the types at this name, sorted (NSEC bitmaps)
+	host    bool                // the hostname's own name
 }
 
 // zone is one domain we are authoritative for.
@@ -56,8 +54,8 @@ type zoneSet map[string]*zone
 
 // NewIndex returns an empty index.
 func NewIndex() *Index {
-	ix := &Index{names: map[string][]string{}}
-	ix.nodes.Store(new(sync.Map))
+	ix := &Index{extra: map[string][]string{}}
+	ix.nodes.Store(newNameTable(0))
 	ix.zones.Store(&zoneSet{})
 	return ix
 }
@@ -81,11 +79,7 @@ func (ix *Index) zoneOf(qname string) *zone {
 
 // node returns the entry for qname (lowercase FQDN), if any.
 func (ix *Index) node(qname string) *node {
-	v, ok := ix.nodes.Load().Load(qname)
-	if !ok {
-		return nil
-	}
-	return v.(*node)
+	return ix.nodes.Load().get(qname)
 }
 
 // Len is the number of hostnames in the index.
@@ -94,20 +88,39 @@ func (ix *Index) Len() int64 { return ix.size.Load() }
 // Loaded reports whether the first snapshot is in.
 func (ix *Index) Loaded() bool { return ix.loaded.Load() }
 
-// setTypes fills n.types from what the node holds.
-func (n *node) setTypes() {
-	n.types = n.types[:0]
-	for _, a := range n.addrs {
-		t := dns.TypeAAAA
-		if a.Is4() {
-			t = dns.TypeA
+// Shared type lists of the nodes that hold addresses only (most of them):
+// read-only, never appended to in place.
+var (
+	typesA    = []uint16{dns.TypeA}
+	typesAAAA = []uint16{dns.TypeAAAA}
+	typesBoth = []uint16{dns.TypeA, dns.TypeAAAA}
+)
+
+// typeList is the types at this name, sorted (NSEC bitmaps). It is not to
+// be modified.
+func (n *node) typeList() []uint16 {
+	v4, v6 := n.addrs.families()
+	if len(n.rrsets) == 0 {
+		switch {
+		case v4 && v6:
+			return typesBoth
+		case v4:
+			return typesA
+		case v6:
+			return typesAAAA
 		}
-		if !slices.Contains(n.types, t) {
-			n.types = append(n.types, t)
-		}
+		return nil
+	}
+	ts := make([]uint16, 0, len(n.rrsets)+2)
+	if v4 {
+		ts = append(ts, dns.TypeA)
+	}
+	if v6 {
+		ts = append(ts, dns.TypeAAAA)
 	}
 	for t := range n.rrsets {
-		n.types = append(n.types, t)
+		ts = append(ts, t)
 	}
-	slices.Sort(n.types)
+	slices.Sort(ts)
+	return ts
 }

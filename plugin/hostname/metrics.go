@@ -14,6 +14,13 @@ var (
 		Help:      "Answers given by the hostname plugin, by rcode.",
 	}, []string{"rcode"})
 
+	signaturesTotal = promauto.NewCounter(prometheus.CounterOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: "hostname",
+		Name:      "signatures_total",
+		Help:      "RRSIGs made (answers from the signature cache make none).",
+	})
+
 	indexSize = promauto.NewGaugeFunc(prometheus.GaugeOpts{
 		Namespace: plugin.Namespace,
 		Subsystem: "hostname",

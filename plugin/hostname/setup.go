@@ -112,7 +112,7 @@ func setup(c *caddy.Controller) error {
 }
 
 func newHostname(cfg *config) *Hostname {
-	h := &Hostname{cfg: cfg, index: NewIndex(), static: map[string][]netip.Addr{}}
+	h := &Hostname{cfg: cfg, index: NewIndex(), static: map[string]addrList{}}
 	for _, ns := range cfg.nameservers {
 		h.ns = append(h.ns, ns.name)
 		if ns.addr == "" {
@@ -120,7 +120,7 @@ func newHostname(cfg *config) *Hostname {
 		}
 		host, _, _ := net.SplitHostPort(ns.addr)
 		if a, err := netip.ParseAddr(host); err == nil {
-			h.static[ns.name] = append(h.static[ns.name], a.Unmap())
+			h.static[ns.name] += packAddrs([]netip.Addr{a})
 		}
 	}
 	return h

@@ -346,7 +346,7 @@ func TestNewHostname(t *testing.T) {
 		t.Errorf("static = %v, want %v", h.static, want)
 	}
 	for name, addr := range want {
-		if got := h.static[name]; len(got) != 1 || got[0].String() != addr {
+		if got := h.static[name].addrs(); len(got) != 1 || got[0].String() != addr {
 			t.Errorf("static[%s] = %v, want [%s]", name, got, addr)
 		}
 	}

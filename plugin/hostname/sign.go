@@ -73,6 +73,7 @@ func (s *signer) sign(rrs []dns.RR, fullTTL uint32, now time.Time) *dns.RRSIG {
 		log.Errorf("signing %s %s: %v", owner, dns.TypeToString[hdr.Rrtype], err)
 		return nil
 	}
+	signaturesTotal.Inc()
 	s.cache.Add(key, sig)
 	return served(sig, hdr)
 }
@@ -105,6 +106,14 @@ func rrsetKey(owner string, t uint16, rrs []dns.RR) uint64 {
 		}
 		add(0xff) // between records
 	}
+	// FNV's low bits depend on the input's low bits only, and the cache
+	// picks its shard by the low 8: finish with a mixer (splitmix64) so that
+	// similar RRsets spread evenly instead of overflowing a few shards.
+	h ^= h >> 30
+	h *= 0xbf58476d1ce4e5b9
+	h ^= h >> 27
+	h *= 0x94d049bb133111eb
+	h ^= h >> 31
 	return h
 }
 

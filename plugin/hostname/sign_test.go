@@ -5,7 +5,9 @@ import (
 	"crypto"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/netip"
+	"slices"
 	"testing"
 	"time"
 
@@ -29,9 +31,8 @@ func signedFixture(tb testing.TB, n int, signed bool) *Hostname {
 		(*h.index.zones.Load())["example.org."].signer = newSigner("example.org.", k, priv.(crypto.Signer))
 	}
 	for i := range n {
-		nd := &node{id: fmt.Sprint(i), host: true, addrs: []netip.Addr{netip.AddrFrom4([4]byte{198, 51, byte(i >> 8), byte(i)})}}
-		nd.setTypes()
-		h.index.nodes.Load().Store(fmt.Sprintf("h%06d.example.org.", i), nd)
+		nd := &node{owner: holder(fmt.Sprint(i)), host: true, addrs: packAddrs([]netip.Addr{netip.AddrFrom4([4]byte{198, 51, byte(i >> 8), byte(i)})})}
+		h.index.nodes.Load().put(fmt.Sprintf("h%06d.example.org.", i), nd)
 	}
 	return h
 }
@@ -140,7 +141,7 @@ func benchServe(b *testing.B, signed bool) {
 		m.SetEdns0(1232, signed)
 		qs[i] = m
 	}
-	w := &test.ResponseWriter{}
+	w := &packWriter{}
 	ctx := context.Background()
 	for _, q := range qs { // warm the signature cache, as a running server has
 		h.ServeDNS(ctx, w, q)
@@ -152,5 +153,35 @@ func benchServe(b *testing.B, signed bool) {
 	}
 }
 
+// packWriter packs each reply as the server would before sending it, so
+// that the benchmark counts what a bigger, signed reply costs on the wire.
+type packWriter struct {
+	test.ResponseWriter
+	buf []byte
+}
+
+func (w *packWriter) WriteMsg(m *dns.Msg) error {
+	var err error
+	w.buf, err = m.PackBuffer(w.buf)
+	return err
+}
+
 func BenchmarkServeDNSUnsigned(b *testing.B) { benchServe(b, false) }
 func BenchmarkServeDNSSigned(b *testing.B)   { benchServe(b, true) }
+
+// TestSignatureKeysSpread: the signature cache picks a shard by the key's
+// low 8 bits and evicts at random when one is full, so keys of similar
+// RRsets (names and addresses counted up, as in any pool) must spread
+// evenly over them: 100 000 RRsets, no shard above twice the mean.
+func TestSignatureKeysSpread(t *testing.T) {
+	const n = 100_000
+	counts := make([]int, 256)
+	for i := range n {
+		owner := fmt.Sprintf("h%07d.example.org.", i)
+		a := &dns.A{Hdr: dns.RR_Header{Name: owner, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 60}, A: net.IPv4(11, byte(i>>16), byte(i>>8), byte(i)).To4()}
+		counts[rrsetKey(owner, dns.TypeA, []dns.RR{a})&255]++
+	}
+	if most := slices.Max(counts); most > 2*n/256 {
+		t.Errorf("fullest shard holds %d keys; mean %d", most, n/256)
+	}
+}
