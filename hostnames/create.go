@@ -229,20 +229,17 @@ func noDomain() error {
 // labelFree checks that label can be taken on dom by account: nobody holds
 // it, and it was not released by anyone ([P1]) or by another team ([P2]).
 func (s *Service) labelFree(ctx context.Context, tx *storage.Tx, dom *storage.Domain, label, accountID string) error {
-	if _, err := tx.LabelHolder(ctx, dom.ID, label); err == nil {
-		return problem.Conflict("%s.%s is taken", label, dom.Name)
-	} else if !errors.Is(err, storage.ErrNotFound) {
-		return err
-	}
-	r, err := tx.Retired(ctx, dom.ID, label)
+	held, by, retired, err := tx.LabelUse(ctx, dom.ID, label)
 	switch {
-	case errors.Is(err, storage.ErrNotFound):
-		return nil
 	case err != nil:
 		return err
+	case held:
+		return problem.Conflict("%s.%s is taken", label, dom.Name)
+	case !retired:
+		return nil
 	case s.cfg.Profile == 1:
 		return problem.Conflict("%s.%s was released and is retired for good", label, dom.Name)
-	case r.AccountID != accountID:
+	case by != accountID:
 		return problem.Conflict("%s.%s was released by another team and stays theirs", label, dom.Name)
 	}
 	return nil

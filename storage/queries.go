@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 
 	"github.com/uptrace/bun"
 )
@@ -186,20 +187,15 @@ func (q Queries) CountActive(ctx context.Context, accountID string, now int64) (
 	return int(n), mapErr(err)
 }
 
-// LabelHolder returns the non-released hostname holding label on a domain.
-func (q Queries) LabelHolder(ctx context.Context, domainID, label string) (*Hostname, error) {
-	h := new(Hostname)
-	err := q.db.NewSelect().Model(h).
-		Where("domain_id = ? AND label = ? AND status <> ?", domainID, label, StatusReleased).
-		Limit(1).Scan(ctx)
-	return h, mapErr(err)
-}
-
-// Retired returns the retired-label row for label on a domain.
-func (q Queries) Retired(ctx context.Context, domainID, label string) (*RetiredLabel, error) {
-	r := new(RetiredLabel)
-	err := q.db.NewSelect().Model(r).Where("domain_id = ? AND label = ?", domainID, label).Scan(ctx)
-	return r, mapErr(err)
+// LabelUse tells, in one query, whether a non-released hostname holds
+// label on a domain and, if the label was released and retired, by which
+// account (retired is false when it never was).
+func (q Queries) LabelUse(ctx context.Context, domainID, label string) (held bool, retiredBy string, retired bool, err error) {
+	var by sql.NullString
+	err = q.db.NewRaw(`SELECT EXISTS (SELECT 1 FROM hostnames WHERE domain_id = ? AND label = ? AND status <> ?),
+	(SELECT account_id FROM retired_labels WHERE domain_id = ? AND label = ?)`,
+		domainID, label, StatusReleased, domainID, label).Scan(ctx, &held, &by)
+	return held, by.String, by.Valid, mapErr(err)
 }
 
 // Retire records that label on a domain was released by an account.

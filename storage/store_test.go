@@ -170,8 +170,10 @@ func TestRoundTrip(t *testing.T) {
 		check("Hostname", gotH, err, h)
 		gotHs, err := q.HostnamesByID(ctx, []string{h.ID, "missing"})
 		check("HostnamesByID", gotHs, err, []storage.Hostname{*h})
-		gotL, err := q.LabelHolder(ctx, dom, "www")
-		check("LabelHolder", gotL, err, h)
+		held, by, retired, err := q.LabelUse(ctx, dom, "www")
+		if err != nil || !held || retired || by != "" {
+			t.Errorf("LabelUse(www) = %v %q %v %v; want held, not retired", held, by, retired, err)
+		}
 
 		// Updates write every column.
 		a.Cap, a.Billing = nil, false
@@ -244,8 +246,6 @@ func TestNotFound(t *testing.T) {
 			"Key":         func() error { _, err := q.Key(ctx, "nope"); return err },
 			"Domain":      func() error { _, err := q.Domain(ctx, "nope"); return err },
 			"Hostname":    func() error { _, err := q.Hostname(ctx, "nope"); return err },
-			"LabelHolder": func() error { _, err := q.LabelHolder(ctx, dom, "nope"); return err },
-			"Retired":     func() error { _, err := q.Retired(ctx, dom, "nope"); return err },
 			"RevokeKey": func() error {
 				_, err := s.Write(ctx, func(ctx context.Context, tx *storage.Tx) error { return tx.RevokeKey(ctx, "nope", 1) })
 				return err
@@ -515,6 +515,31 @@ func TestScanServable(t *testing.T) {
 		err = s.Reader().ScanServable(ctx, func(*storage.Hostname) error { calls++; return stop })
 		if !errors.Is(err, stop) || calls != 1 {
 			t.Errorf("ScanServable with failing fn: err %v after %d calls; want stop after 1", err, calls)
+		}
+	})
+}
+
+func TestLabelUse(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *storage.Store) {
+		seed(t, s)
+		insertHosts(t, s, host("h1", acct, "live", storage.StatusLive, 0, 1), host("h2", acct, "gone", storage.StatusReleased, 0, 1))
+		write(t, s, func(ctx context.Context, tx *storage.Tx) error {
+			return tx.Retire(ctx, &storage.RetiredLabel{DomainID: dom, Label: "gone", AccountID: other, RetiredAt: 2})
+		})
+		tests := []struct {
+			label         string
+			held, retired bool
+			by            string
+		}{
+			{"live", true, false, ""},
+			{"gone", false, true, other},
+			{"free", false, false, ""},
+		}
+		for _, tc := range tests {
+			held, by, retired, err := s.Reader().LabelUse(t.Context(), dom, tc.label)
+			if err != nil || held != tc.held || retired != tc.retired || by != tc.by {
+				t.Errorf("LabelUse(%s) = %v %q %v %v; want %v %q %v", tc.label, held, by, retired, err, tc.held, tc.by, tc.retired)
+			}
 		}
 	})
 }
