@@ -1,0 +1,57 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// printTable writes one row per figure and one column per size.
+func printTable(w io.Writer, rs []result, seconds, clients, ops, updates int) {
+	head := fmt.Sprintf("%-44s", "names")
+	for _, r := range rs {
+		head += fmt.Sprintf(" %14d", r.names)
+	}
+	fmt.Fprintf(w, "\n%s  %s\n%s\n", head, "target", strings.Repeat("-", len(head)+10))
+	row := func(name, target string, cell func(r result) string) {
+		line := fmt.Sprintf("%-44s", name)
+		for _, r := range rs {
+			line += fmt.Sprintf(" %14s", cell(r))
+		}
+		fmt.Fprintf(w, "%s  %s\n", line, target)
+	}
+	qps := func(v float64) string { return fmt.Sprintf("%.0f", v) }
+	ms := func(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
+	sec := func(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
+	mib := func(v float64) string { return fmt.Sprintf("%.0f MiB", v) }
+
+	row("DNS: hostname plugin, q/s", "", func(r result) string { return qps(r.hostQPS) })
+	row("DNS: file plugin, same names, q/s", "", func(r result) string { return qps(r.fileQPS) })
+	row("DNS: ratio hostname / file", ">= 0.9", func(r result) string { return fmt.Sprintf("%.2f", r.hostQPS/r.fileQPS) })
+	row("DNS: signed zone, DO bit, q/s", "", func(r result) string { return qps(r.signed) })
+	row("DNS: ratio signed / unsigned", ">= 0.7", func(r result) string { return fmt.Sprintf("%.2f", r.signed/r.hostQPS) })
+	row("start-up until answering, SQLite", "< 10 s", func(r result) string { return sec(r.startSQLite) })
+	row("start-up until answering, PostgreSQL", "< 10 s", func(r result) string { return sec(r.startPG) })
+	row("start-up until answering, file plugin", "", func(r result) string { return sec(r.startFile) })
+	row("RSS after start-up, SQLite", "< 400 MB", func(r result) string { return mib(r.rssSQLite) })
+	row("RSS after start-up, PostgreSQL", "< 400 MB", func(r result) string { return mib(r.rssPG) })
+	row("RSS peak during start-up, SQLite", "", func(r result) string { return mib(r.peakSQLite) })
+	row("RSS peak during start-up, PostgreSQL", "", func(r result) string { return mib(r.peakPG) })
+	row("RSS after serving (unsigned), SQLite", "", func(r result) string { return mib(r.rssServing) })
+	row("RSS, file plugin, after serving", "", func(r result) string { return mib(r.rssFile) })
+	row(fmt.Sprintf("API create p50, PostgreSQL, %d clients", clients), "", func(r result) string { return ms(r.create.p50) })
+	row("API create p99", "< 25 ms", func(r result) string { return ms(r.create.p99) })
+	row("API creates/s", "", func(r result) string { return qps(r.create.perSecond) })
+	row("API update p50", "", func(r result) string { return ms(r.update.p50) })
+	row("API update p99", "< 25 ms", func(r result) string { return ms(r.update.p99) })
+	row("API updates/s", "", func(r result) string { return qps(r.update.perSecond) })
+	row(fmt.Sprintf("propagation A -> B p50 (%d updates)", updates), "", func(r result) string { return ms(r.prop.p50) })
+	row("propagation A -> B p99", "< 1 s (100 ms)", func(r result) string { return ms(r.prop.p99) })
+	row("propagation A -> B max", "", func(r result) string { return ms(r.prop.max) })
+	row("seeding (bulk insert), SQLite", "", func(r result) string { return sec(r.seedSQLite) })
+	row("seeding (bulk insert), PostgreSQL", "", func(r result) string { return sec(r.seedPG) })
+	fmt.Fprintf(w, "\n%d CPUs (%s/%s, %s); dnsperf %d s a run, 4 clients; API: %d clients, %d creates then %d updates\n",
+		runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(), seconds, clients, ops, ops)
+}
