@@ -26,6 +26,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/hostmint/hostmint/storage"
 )
 
 // Certificates the service runs itself ([P2] certificate csr and managed):
@@ -288,6 +290,10 @@ func certManaged(t *testing.T) {
 	}
 	if certStatus(t, p, leaf) != "Valid" {
 		t.Fatalf("pebble does not hold the certificate as valid")
+	} // The key the caller gets is stored sealed, never as it is handed out.
+	dump := storeDump(t, storage.SQLite, s.dsn)
+	if lines := strings.Split(r.str("private_key"), "\n"); strings.Contains(dump, "PRIVATE KEY") || strings.Contains(dump, lines[1]) {
+		t.Fatalf("the store holds the certificate's private key in the clear")
 	}
 }
 
