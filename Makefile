@@ -1,7 +1,7 @@
 # Hostmint. `make run` serves Corefile.example; `make test` runs every test.
 GO ?= go
 
-.PHONY: build run test test-deps vet fmt bench bench-go clean
+.PHONY: build run test test-deps vet fmt fuzz bench bench-go clean
 
 build:
 	$(GO) build -o bin/coredns ./coredns-build
@@ -20,6 +20,12 @@ test-deps:
 
 fmt:
 	gofmt -l -w .
+
+# Every Go fuzz target for FUZZTIME each (CI runs 5s; FUZZTIME=10m to dig).
+# Seeds in each package's testdata/fuzz also run as tests in `make test`.
+FUZZTIME ?= 10s
+fuzz: test-deps
+	FUZZTIME=$(FUZZTIME) ./scripts/fuzz.sh
 
 # The performance table (README "Performance"): DNS q/s against CoreDNS's
 # file plugin and signed, start-up and memory on SQLite and PostgreSQL, API

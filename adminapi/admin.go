@@ -14,14 +14,21 @@ import (
 )
 
 type accountRequest struct {
-	Name    *string `json:"name"`
-	Plan    *string `json:"plan"`
-	Cap     *int    `json:"cap"`
-	Billing *bool   `json:"billing"`
+	Name *string `json:"name"`
+	Plan *string `json:"plan"`
+	// 32 bits, as the column is on PostgreSQL: a larger cap would reach the
+	// database and fail there (500) instead of here (400).
+	Cap     *int32 `json:"cap"`
+	Billing *bool  `json:"billing"`
 }
 
 func (r accountRequest) input() accounts.Input {
-	return accounts.Input{Name: r.Name, Plan: r.Plan, Cap: r.Cap, Billing: r.Billing}
+	in := accounts.Input{Name: r.Name, Plan: r.Plan, Billing: r.Billing}
+	if r.Cap != nil {
+		c := int(*r.Cap)
+		in.Cap = &c
+	}
+	return in
 }
 
 func (s *Server) createAccount(c *call) (int, any, error) {

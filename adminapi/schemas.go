@@ -1,5 +1,7 @@
 package adminapi
 
+import "math"
+
 // JSON Schemas of the bodies, shared by /openapi.json and /llms-full.txt.
 
 type schema = map[string]any
@@ -164,7 +166,8 @@ func (s *Server) schemas() map[string]schema {
 		"AccountInput": object("Account fields; on PATCH only the fields sent change.",
 			opt("name", str("Name, 1-200 characters (required on create)")),
 			opt("plan", str("free | pro | business in profile 1, any plan name in profile 2 (required on create)")),
-			opt("cap", integer("Maximum active hostnames; overrides the plan's")),
+			opt("cap", schema{"type": "integer", "minimum": 0, "maximum": math.MaxInt32,
+				"description": "Maximum active hostnames (0 to 2147483647); overrides the plan's"}),
 			opt("billing", boolean("Card on file (profile 2); default true"))),
 		"Scope": object("A grant: a scope with its reach (whole account when neither domain nor hostname is set).",
 			req("scope", enum("Scope", "hostnames:read", "hostnames:write", "dns01:write")),

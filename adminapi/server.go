@@ -15,9 +15,12 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"reflect"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hostmint/hostmint/access"
 
@@ -129,7 +132,7 @@ func (s *Server) endpoint(rt route) http.Handler {
 		c := &call{r: r}
 		switch rt.auth {
 		case authKey:
-			p, err := s.auth.Authenticate(r.Context(), r.Header.Get("Authorization"))
+			p, err := s.auth.Authenticate(r.Context(), authorization(r))
 			if err != nil {
 				s.writeError(w, r, err)
 				return
@@ -140,6 +143,12 @@ func (s *Server) endpoint(rt route) http.Handler {
 				s.writeError(w, r, problem.New(http.StatusUnauthorized, problem.CodeUnauthorized, "Missing or invalid admin token"))
 				return
 			}
+		}
+		if strings.IndexByte(r.URL.Path, 0) >= 0 {
+			// %00 in the path: no id holds NUL, and the databases cannot be
+			// asked for one (see hasNUL).
+			s.writeError(w, r, problem.NotFound("nothing here: the path holds a NUL character (%%00)"))
+			return
 		}
 		if rt.raw != nil {
 			rt.raw(w, r)
@@ -155,9 +164,19 @@ func (s *Server) endpoint(rt route) http.Handler {
 }
 
 func (s *Server) isAdmin(r *http.Request) bool {
-	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	scheme, token, ok := strings.Cut(authorization(r), " ")
 	return ok && strings.EqualFold(scheme, "Bearer") && s.cfg.AdminToken != "" &&
 		subtle.ConstantTimeCompare([]byte(strings.TrimSpace(token)), []byte(s.cfg.AdminToken)) == 1
+}
+
+// authorization is the request's Authorization, "" (so 401) when it has
+// several: the field is a singleton (RFC 9110 11.6.2), and a proxy in front
+// may have checked another one than the one we would use.
+func authorization(r *http.Request) string {
+	if vs := r.Header.Values("Authorization"); len(vs) == 1 {
+		return vs[0]
+	}
+	return ""
 }
 
 type errorBody struct {
@@ -214,8 +233,18 @@ func readJSON(r *http.Request, v any, strict bool) error {
 	if errors.As(err, &maxErr) {
 		return problem.BadRequest("request body is larger than 4KB")
 	}
+	var netErr net.Error
+	if errors.As(err, &netErr) && netErr.Timeout() {
+		// The http.Server's ReadTimeout; the error would name our sockets.
+		return problem.BadRequest("request body was not received in time")
+	}
 	if err != nil {
 		return problem.BadRequest("request body could not be read: %v", err)
+	}
+	if !utf8.Valid(body) {
+		// JSON is UTF-8 (RFC 8259); the decoder would silently store U+FFFD
+		// for what the caller sent.
+		return problem.BadRequest("request body is not valid UTF-8")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if strict {
@@ -227,7 +256,32 @@ func readJSON(r *http.Request, v any, strict bool) error {
 	if dec.Decode(&struct{}{}) != io.EOF {
 		return problem.BadRequest("request body must hold one JSON object and nothing after it")
 	}
+	if hasNUL(body) {
+		return problem.BadRequest("request body must not hold the character U+0000 (\\u0000)")
+	}
 	return nil
+}
+
+// hasNUL reports whether a string in the JSON body, key or value, holds
+// U+0000. No field of the API has a use for it, and neither database takes
+// it: bun writes values into the SQL text, where SQLite reads NUL as its
+// end, and PostgreSQL refuses it in text.
+func hasNUL(body []byte) bool {
+	// JSON carries NUL only as this escape (a raw one is a syntax error);
+	// tokens tell it from an escaped backslash followed by "u0000".
+	if !bytes.Contains(body, []byte(`\u0000`)) {
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		if s, ok := tok.(string); ok && strings.IndexByte(s, 0) >= 0 {
+			return true
+		}
+	}
 }
 
 func jsonError(err error) error {
@@ -244,6 +298,11 @@ func jsonError(err error) error {
 	case errors.As(err, &typeErr):
 		if typeErr.Field == "" {
 			return problem.BadRequest("request body must be a JSON object")
+		}
+		if k := typeErr.Type.Kind(); strings.HasPrefix(typeErr.Value, "number") && k >= reflect.Int && k <= reflect.Uint64 {
+			// A fraction, or a number too big for the field.
+			return problem.BadRequest("field %s must be an integer of at most %d bits, got %s",
+				typeErr.Field, typeErr.Type.Bits(), strings.TrimPrefix(typeErr.Value, "number "))
 		}
 		return problem.BadRequest("field %s must be of type %s", typeErr.Field, jsonType(typeErr.Type.Kind().String()))
 	case errors.As(err, &timeErr):

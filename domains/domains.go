@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hostmint/hostmint/apikey"
+	"github.com/hostmint/hostmint/labels"
 	"github.com/hostmint/hostmint/problem"
 	"github.com/hostmint/hostmint/seal"
 	"github.com/hostmint/hostmint/storage"
@@ -42,8 +43,10 @@ type Input struct {
 // Normalize lowercases a domain name and drops a trailing dot; it returns ""
 // for text that cannot be a zone served here.
 func Normalize(name string) string {
-	n := strings.TrimSuffix(strings.ToLower(strings.TrimSpace(name)), ".")
-	if n == "" || len(n) > 200 || dns.CountLabel(n) < 2 {
+	n := strings.TrimSuffix(labels.Lower(strings.TrimSpace(name)), ".")
+	// A second trailing dot would be kept and make "example.org." a name
+	// apart from "example.org" (a duplicate zone past the conflict check).
+	if n == "" || len(n) > 200 || strings.HasSuffix(n, ".") || dns.CountLabel(n) < 2 {
 		return ""
 	}
 	if _, ok := dns.IsDomainName(n); !ok {

@@ -28,10 +28,11 @@ func Syntax(label string) error {
 	if n := len(label); n < MinLen || n > MaxLen {
 		return fmt.Errorf("must be %d to %d characters long, got %d", MinLen, MaxLen, n)
 	}
-	for i := 0; i < len(label); i++ {
-		c := label[i]
+	// By rune, so that the message names the character sent ('ü', not the
+	// first byte of its UTF-8 read as 'Ã').
+	for _, c := range label {
 		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-			return fmt.Errorf("may hold only lowercase letters, digits and hyphens, found %q", rune(c))
+			return fmt.Errorf("may hold only lowercase letters, digits and hyphens, found %q", c)
 		}
 	}
 	if label[0] == '-' || label[len(label)-1] == '-' {
@@ -167,4 +168,17 @@ func Opaque() string {
 		b[0] = opaqueAlphabet[int(b[0]-'2')]
 	}
 	return string(b[:])
+}
+
+// Lower lowercases A-Z only. strings.ToLower also folds some non-ASCII runes
+// into ASCII letters (the Kelvin sign into k, U+0130 into i), which would
+// pass text that is not a DNS name off as one.
+func Lower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hostmint/hostmint/labels"
 	"github.com/hostmint/hostmint/problem"
 	"github.com/miekg/dns"
 )
@@ -28,7 +29,7 @@ func parseCAA(in Input, _ bool, _ string) (Data, error) {
 	}
 	tag := *in.Tag
 	if !slices.Contains(caaTags, tag) {
-		if slices.Contains(caaTags, asciiLower(tag)) {
+		if slices.Contains(caaTags, labels.Lower(tag)) {
 			return Data{}, problem.BadRequest("tag must be lowercase, got %q", tag)
 		}
 		return Data{}, problem.BadRequest("tag must be issue, issuewild or iodef, got %q", tag)

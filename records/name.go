@@ -3,6 +3,7 @@ package records
 import (
 	"strings"
 
+	"github.com/hostmint/hostmint/labels"
 	"github.com/hostmint/hostmint/problem"
 )
 
@@ -22,7 +23,7 @@ func parseName(p *string) (string, error) {
 	if p == nil || *p == "" {
 		return "", nil
 	}
-	name := asciiLower(*p)
+	name := labels.Lower(*p)
 	if len(name) > MaxNameLen {
 		return "", problem.BadRequest("name must be at most %d bytes, got %d", MaxNameLen, len(name))
 	}
@@ -64,7 +65,7 @@ func parseHost(field string, p *string) (string, error) {
 	if *p == "." {
 		return ".", nil
 	}
-	h := strings.TrimSuffix(asciiLower(*p), ".")
+	h := strings.TrimSuffix(labels.Lower(*p), ".")
 	if len(h) > 253 {
 		return "", problem.BadRequest("%s must be at most 253 bytes, got %d", field, len(h))
 	}
@@ -98,17 +99,4 @@ func fqdn(h string) string {
 		return "."
 	}
 	return h + "."
-}
-
-// asciiLower lowercases A-Z only. strings.ToLower would also fold some
-// non-ASCII runes into ASCII (the Kelvin sign into k), letting them past
-// the a-z check.
-func asciiLower(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if c >= 'A' && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
 }
