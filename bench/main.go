@@ -70,7 +70,8 @@ func main() {
 		}
 		rs = append(rs, r)
 	}
-	printTable(os.Stdout, rs, *seconds, *clients, *ops, *updates)
+	printTable(os.Stdout, rs, *seconds, *clients, *ops, *updates, false)
+	printTable(os.Stdout, rs, *seconds, *clients, *ops, *updates, true)
 }
 
 func measure(bin, pg string, n, seconds, clients, ops, updates int, skip string) (r result, err error) {

@@ -3,19 +3,45 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"strings"
 	"time"
 )
 
-// printTable writes one row per figure and one column per size.
-func printTable(w io.Writer, rs []result, seconds, clients, ops, updates int) {
+// printTable writes one row per figure and one column per size, as text
+// or as a Markdown table (for the README).
+func printTable(w io.Writer, rs []result, seconds, clients, ops, updates int, markdown bool) {
 	head := fmt.Sprintf("%-44s", "names")
-	for _, r := range rs {
-		head += fmt.Sprintf(" %14d", r.names)
+	sep := strings.Repeat("-", 44+15*len(rs)+10)
+	if markdown {
+		head, sep = "| names", "|---"
+		for range rs {
+			sep += "|---:"
+		}
+		sep += "|---|"
 	}
-	fmt.Fprintf(w, "\n%s  %s\n%s\n", head, "target", strings.Repeat("-", len(head)+10))
+	for _, r := range rs {
+		if markdown {
+			head += fmt.Sprintf(" | %d", r.names)
+		} else {
+			head += fmt.Sprintf(" %14d", r.names)
+		}
+	}
+	if markdown {
+		fmt.Fprintf(w, "\n%s | target |\n%s\n", head, sep)
+	} else {
+		fmt.Fprintf(w, "\n%s  %s\n%s\n", head, "target", sep)
+	}
 	row := func(name, target string, cell func(r result) string) {
+		if markdown {
+			line := "| " + name
+			for _, r := range rs {
+				line += " | " + cell(r)
+			}
+			fmt.Fprintf(w, "%s | %s |\n", line, target)
+			return
+		}
 		line := fmt.Sprintf("%-44s", name)
 		for _, r := range rs {
 			line += fmt.Sprintf(" %14s", cell(r))
@@ -52,6 +78,17 @@ func printTable(w io.Writer, rs []result, seconds, clients, ops, updates int) {
 	row("propagation A -> B max", "", func(r result) string { return ms(r.prop.max) })
 	row("seeding (bulk insert), SQLite", "", func(r result) string { return sec(r.seedSQLite) })
 	row("seeding (bulk insert), PostgreSQL", "", func(r result) string { return sec(r.seedPG) })
-	fmt.Fprintf(w, "\n%d CPUs (%s/%s, %s); dnsperf %d s a run, 4 clients; API: %d clients, %d creates then %d updates\n",
-		runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(), seconds, clients, ops, ops)
+	fmt.Fprintf(w, "\n%d CPUs, %s (%s/%s, %s); dnsperf %d s a run, 4 clients; API: %d clients, %d creates then %d updates\n",
+		runtime.NumCPU(), cpuModel(), runtime.GOOS, runtime.GOARCH, runtime.Version(), seconds, clients, ops, ops)
+}
+
+// cpuModel is the processor's name as Linux reports it.
+func cpuModel() string {
+	b, _ := os.ReadFile("/proc/cpuinfo")
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown CPU"
 }
