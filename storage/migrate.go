@@ -144,6 +144,13 @@ CREATE TABLE certificates (
 );
 CREATE INDEX certificates_due ON certificates (status, due_at);
 ALTER TABLE hostnames ADD COLUMN cert_expires_at BIGINT NOT NULL DEFAULT 0`},
+	// An index on status alone cost every write its upkeep and, where
+	// statistics lagged, led the planner to scan it whole (all live rows)
+	// to count one account's hostnames. Only the pending ones are looked
+	// up by status, oldest change first.
+	{6, "index pending hostnames only", `
+DROP INDEX hostnames_status;
+CREATE INDEX hostnames_pending ON hostnames (updated_at) WHERE status = 'pending'`},
 }
 
 // dialectSQL fills in what the two dialects spell differently.
