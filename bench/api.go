@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -15,6 +18,7 @@ import (
 type latencies struct {
 	p50, p99, max time.Duration
 	perSecond     float64
+	cpu           time.Duration // machine CPU time (every process) per call
 }
 
 func summarise(ds []time.Duration, wall time.Duration) latencies {
@@ -113,7 +117,7 @@ func parallel(cs []*apiClient, per int, do func(c, i int) error) (latencies, err
 		all  []time.Duration
 		errs []error
 	)
-	t0 := time.Now()
+	t0, busy0 := time.Now(), cpuBusy()
 	for c := range cs {
 		wg.Add(1)
 		go func() {
@@ -138,7 +142,27 @@ func parallel(cs []*apiClient, per int, do func(c, i int) error) (latencies, err
 	if len(errs) > 0 {
 		return latencies{}, errs[0]
 	}
-	return summarise(all, time.Since(t0)), nil
+	l := summarise(all, time.Since(t0))
+	l.cpu = (cpuBusy() - busy0) / time.Duration(len(all))
+	return l, nil
+}
+
+// cpuBusy is the CPU time the whole machine has spent not idle, from
+// /proc/stat: what the client, the server and PostgreSQL cost together.
+func cpuBusy() time.Duration {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	var busy int64
+	for i, f := range strings.Fields(line)[1:] {
+		v, _ := strconv.ParseInt(f, 10, 64)
+		if i != 3 && i != 4 { // idle, iowait
+			busy += v
+		}
+	}
+	return time.Duration(busy) * time.Second / 100 // USER_HZ
 }
 
 // publicAddr is a distinct public IPv4 address per client, call and round.
