@@ -47,17 +47,22 @@ func (l addrList) families() (v4, v6 bool) {
 	return v4, v6
 }
 
-// addrRRs are the A or AAAA records of addrs that answer qtype (ANY: all).
+// addrRRs are the A or AAAA records of addrs that answer qtype. A plain
+// loop, not each: a closure here would cost the answer path two allocations.
 func addrRRs(owner string, qtype uint16, addrs addrList, ttl uint32) []dns.RR {
 	var rrs []dns.RR
-	addrs.each(func(raw string, v4 bool) {
+	for i := 0; i < len(addrs); {
+		n := int(addrs[i])
+		raw := addrs[i+1 : i+1+n]
+		i += 1 + n
+		hdr := dns.RR_Header{Name: owner, Rrtype: qtype, Class: dns.ClassINET, Ttl: ttl}
 		switch {
-		case v4 && (qtype == dns.TypeA || qtype == dns.TypeANY):
-			rrs = append(rrs, &dns.A{Hdr: dns.RR_Header{Name: owner, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: ttl}, A: []byte(raw)})
-		case !v4 && (qtype == dns.TypeAAAA || qtype == dns.TypeANY):
-			rrs = append(rrs, &dns.AAAA{Hdr: dns.RR_Header{Name: owner, Rrtype: dns.TypeAAAA, Class: dns.ClassINET, Ttl: ttl}, AAAA: []byte(raw)})
+		case n == 4 && qtype == dns.TypeA:
+			rrs = append(rrs, &dns.A{Hdr: hdr, A: []byte(raw)})
+		case n == 16 && qtype == dns.TypeAAAA:
+			rrs = append(rrs, &dns.AAAA{Hdr: hdr, AAAA: []byte(raw)})
 		}
-	})
+	}
 	return rrs
 }
 

@@ -41,6 +41,10 @@ func (h *Hostname) answer(m *dns.Msg, z *zone, state request.Request) {
 		h.apex(r, qtype)
 	case h.static[qname] != "":
 		r.types = addrTypes(h.static[qname])
+		if qtype == dns.TypeANY {
+			r.positive(anyRRs(r.owner, r.types, records.TTL))
+			break
+		}
 		r.positive(addrRRs(r.owner, qtype, h.static[qname], ttlNS))
 	default:
 		h.name(r, qname, qtype, now)
@@ -76,23 +80,41 @@ func (h *Hostname) name(r *reply, qname string, qtype uint16, now time.Time) {
 	if policy {
 		r.types = withType(r.types, dns.TypeCAA)
 	}
+	rttl, _ := n.ttl(records.TTL, now)
+	if qtype == dns.TypeANY {
+		r.positive(anyRRs(r.owner, r.types, rttl))
+		return
+	}
 	var rrs []dns.RR
-	if qtype == dns.TypeA || qtype == dns.TypeAAAA || qtype == dns.TypeANY {
+	if qtype == dns.TypeA || qtype == dns.TypeAAAA {
 		rrs = addrRRs(r.owner, qtype, n.addrs, ttl)
 	}
-	rttl, _ := n.ttl(records.TTL, now)
-	for t, set := range n.rrsets {
-		if t == qtype || qtype == dns.TypeANY {
-			rrs = append(rrs, rewrite(set, r.owner, rttl)...)
-		}
+	if set := n.rrsets[qtype]; set != nil {
+		rrs = append(rrs, rewrite(set, r.owner, rttl)...)
 	}
-	if policy && (qtype == dns.TypeCAA || qtype == dns.TypeANY) {
+	if policy && qtype == dns.TypeCAA {
 		rrs = append(rrs, rewrite(r.z.caa, r.owner, rttl)...)
 	}
 	r.positive(rrs)
 }
 
 func (r *reply) positive(rrs []dns.RR) { r.m.Answer = rrs }
+
+// anyRRs answers ANY at a name holding types the way RFC 8482 (4.2) and
+// CoreDNS's any plugin do: one synthesised HINFO "RFC8482" "", never every
+// RRset. The full set made ANY over UDP an amplifier - ten 2KB TXT records,
+// or the signed apex, for a 40-byte query - and no client needs it. A name
+// holding nothing (an empty non-terminal) stays NODATA. The TTL is a
+// caller record's, so that it is signed like one.
+func anyRRs(owner string, types []uint16, ttl uint32) []dns.RR {
+	if len(types) == 0 {
+		return nil
+	}
+	return []dns.RR{&dns.HINFO{
+		Hdr: dns.RR_Header{Name: owner, Rrtype: dns.TypeHINFO, Class: dns.ClassINET, Ttl: ttl},
+		Cpu: "RFC8482",
+	}}
+}
 
 // ttl is the TTL to serve n's records with: never past its hostname's
 // expiry, so caches drop an idle name when we do. live is false once it has
@@ -117,22 +139,24 @@ func (h *Hostname) apex(r *reply, qtype uint16) {
 	if z.signer != nil {
 		r.types = withType(r.types, dns.TypeDNSKEY)
 	}
+	if qtype == dns.TypeANY {
+		r.positive(anyRRs(r.owner, r.types, records.TTL))
+		return
+	}
 	var rrs []dns.RR
-	if qtype == dns.TypeSOA || qtype == dns.TypeANY {
+	if qtype == dns.TypeSOA {
 		soa := h.soa(z, ttlSOA)
 		soa.Header().Name = r.owner
 		rrs = append(rrs, soa)
 	}
-	if qtype == dns.TypeNS || qtype == dns.TypeANY {
+	if qtype == dns.TypeNS {
 		rrs = append(rrs, h.nsRRs(r.owner)...)
-		if qtype == dns.TypeNS {
-			r.m.Extra = h.glue()
-		}
+		r.m.Extra = h.glue()
 	}
-	if qtype == dns.TypeCAA || qtype == dns.TypeANY {
+	if qtype == dns.TypeCAA {
 		rrs = append(rrs, rewrite(z.caa, r.owner, records.TTL)...)
 	}
-	if (qtype == dns.TypeDNSKEY || qtype == dns.TypeANY) && z.signer != nil {
+	if qtype == dns.TypeDNSKEY && z.signer != nil {
 		k := *z.signer.dnskey
 		k.Hdr.Name, k.Hdr.Ttl = r.owner, ttlDNSKEY
 		rrs = append(rrs, &k)

@@ -11,6 +11,13 @@ import (
 	"github.com/miekg/dns"
 )
 
+// maxUDPSize caps a UDP answer whatever EDNS buffer the client claims: the
+// DNS Flag Day 2020 size, BIND's, Knot's and NSD's default. A bigger
+// datagram fragments (and fragments get lost or spoofed), and a query with
+// a forged source and a 64KB buffer would draw a 20KB answer at its victim.
+// A bigger answer goes TC, and the client asks again over TCP.
+const maxUDPSize = 1232
+
 // Hostname is the plugin handler.
 type Hostname struct {
 	Next plugin.Handler
@@ -63,11 +70,15 @@ func (h *Hostname) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Ms
 	h.answer(m, z, state)
 
 	state.SizeAndDo(m)
-	if m.Len() > state.Size() {
+	size := state.Size()
+	if state.Proto() == "udp" {
+		size = min(size, maxUDPSize)
+	}
+	if m.Len() > size {
 		// Len counts escaped TXT and CAA text (\DDD) as written, not as sent:
 		// only a message that really does not fit is truncated.
-		if b, err := m.Pack(); err != nil || len(b) > state.Size() {
-			m = state.Scrub(m)
+		if b, err := m.Pack(); err != nil || len(b) > size {
+			m.Truncate(size)
 		}
 	}
 	w.WriteMsg(m)

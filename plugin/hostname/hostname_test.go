@@ -83,9 +83,10 @@ var dnsTestCases = []test.Case{
 		Qname: "abc.example.org.", Qtype: dns.TypeAAAA,
 		Ns: []dns.RR{orgSOA},
 	},
+	// ANY: RFC 8482's synthesised HINFO, never the name's RRsets.
 	{
 		Qname: "abc.example.org.", Qtype: dns.TypeANY,
-		Answer: []dns.RR{test.A("abc.example.org.	60	IN	A	192.0.2.10")},
+		Answer: []dns.RR{test.HINFO(`abc.example.org.	300	IN	HINFO	"RFC8482" ""`)},
 	},
 	{
 		Qname: "abc.example.org.", Qtype: dns.TypeMX,
@@ -170,8 +171,11 @@ var dnsTestCases = []test.Case{
 	},
 	{
 		Qname: "example.org.", Qtype: dns.TypeANY,
-		Answer: append(append([]dns.RR{}, orgNS...),
-			test.SOA("example.org.	60	IN	SOA	ns1.example.org. hostmaster.example.org. 2026 3600 600 1209600 60")),
+		Answer: []dns.RR{test.HINFO(`example.org.	300	IN	HINFO	"RFC8482" ""`)},
+	},
+	{
+		Qname: "nope.example.org.", Qtype: dns.TypeANY, Rcode: dns.RcodeNameError,
+		Ns: []dns.RR{orgSOA},
 	},
 	// The nameservers' own names.
 	{
@@ -193,6 +197,10 @@ var dnsTestCases = []test.Case{
 	{
 		Qname: "ns3.example.org.", Qtype: dns.TypeA,
 		Ns: []dns.RR{orgSOA},
+	},
+	{
+		Qname: "ns3.example.org.", Qtype: dns.TypeANY,
+		Answer: []dns.RR{test.HINFO(`ns3.example.org.	300	IN	HINFO	"RFC8482" ""`)},
 	},
 }
 
@@ -268,6 +276,33 @@ func TestServeDNSTTLCappedAtExpiry(t *testing.T) {
 	}
 	if ttl := rec.Msg.Answer[0].Header().Ttl; ttl < 1 || ttl > 10 {
 		t.Errorf("TTL = %d, want 1..10 (the seconds left before the name expires)", ttl)
+	}
+}
+
+// ANY's HINFO lives no longer than the hostname either, and a name that
+// holds nothing itself (an empty non-terminal) answers ANY with NODATA.
+func TestServeDNSAnyMinimal(t *testing.T) {
+	t.Parallel()
+	h := fixture(t)
+	addHost(h, "soon.example.org.", "192.0.2.12", time.Now().Add(10*time.Second).UnixMilli())
+	h.index.nodes.Load().put("sub.example.org.", &node{})
+
+	m := new(dns.Msg)
+	m.SetQuestion("soon.example.org.", dns.TypeANY)
+	rec := dnstest.NewRecorder(&test.ResponseWriter{})
+	h.ServeDNS(context.TODO(), rec, m)
+	if len(rec.Msg.Answer) != 1 || rec.Msg.Answer[0].Header().Rrtype != dns.TypeHINFO {
+		t.Fatalf("ANY at a hostname: %v, want one HINFO", rec.Msg.Answer)
+	}
+	if ttl := rec.Msg.Answer[0].Header().Ttl; ttl < 1 || ttl > 10 {
+		t.Errorf("HINFO TTL = %d, want 1..10 (the seconds left before the name expires)", ttl)
+	}
+
+	m.SetQuestion("sub.example.org.", dns.TypeANY)
+	rec = dnstest.NewRecorder(&test.ResponseWriter{})
+	h.ServeDNS(context.TODO(), rec, m)
+	if err := test.SortAndCheck(rec.Msg, test.Case{Qname: "sub.example.org.", Qtype: dns.TypeANY, Ns: []dns.RR{orgSOA}}); err != nil {
+		t.Errorf("ANY at an empty non-terminal: %v", err)
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/hostmint/hostmint/seal"
 
 	"github.com/hostmint/hostmint/accounts"
+	"github.com/hostmint/hostmint/adminapi"
 	"github.com/hostmint/hostmint/storage"
 )
 
@@ -149,11 +150,13 @@ func acquireAPI(addr string, h http.Handler) (*apiServer, error) {
 		ReadTimeout:       10 * time.Second,
 		WriteTimeout:      30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    16 << 10,
+		MaxHeaderBytes:    adminapi.MaxHeaderBytes,
 	}
 	go func() {
 		defer close(a.done)
-		if err := a.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		// adminapi.Listener: what net/http refuses itself is answered in
+		// the API's {error, code} shape too.
+		if err := a.srv.Serve(adminapi.Listener(ln)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			slog.Error("hostname: api server stopped", "addr", addr, "err", err)
 		}
 	}()

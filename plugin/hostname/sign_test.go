@@ -52,6 +52,9 @@ func TestSignedAnswersVerify(t *testing.T) {
 		{"missing.example.org.", dns.TypeA, dns.RcodeSuccess, true}, // black lie
 		{"example.org.", dns.TypeDNSKEY, dns.RcodeSuccess, false},
 		{"example.org.", dns.TypeSOA, dns.RcodeSuccess, false},
+		// RFC 8482's HINFO is signed like any RRset.
+		{"h000001.example.org.", dns.TypeANY, dns.RcodeSuccess, false},
+		{"example.org.", dns.TypeANY, dns.RcodeSuccess, false},
 	}
 	for _, tc := range tests {
 		m := new(dns.Msg)
