@@ -1,6 +1,7 @@
 // Package accounts holds the rules for accounts (profile-2 teams) and their
-// API keys: what the operator may create and change, the key limit, scopes,
-// and the authentication of bearer keys with a cache of verified keys.
+// credentials: API keys (what the operator may create and change, the key
+// limit, scopes, and the authentication of bearer keys with a cache of
+// verified keys), and the dashboard's one-time sign-in links and sessions.
 //
 // It returns problem errors; it knows nothing of HTTP requests.
 package accounts

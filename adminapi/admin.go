@@ -10,6 +10,7 @@ import (
 	"github.com/hostmint/hostmint/access"
 
 	"github.com/hostmint/hostmint/accounts"
+	"github.com/hostmint/hostmint/dashboard"
 	"github.com/hostmint/hostmint/domains"
 )
 
@@ -177,4 +178,17 @@ func (s *Server) abuse(c *call, action func(context.Context, string) (*storage.H
 		return 0, nil, err
 	}
 	return http.StatusOK, s.hostnameView(h, time.Now()), nil
+}
+
+type signinLinkView struct {
+	URL       string `json:"url"`
+	ExpiresAt string `json:"expires_at"`
+}
+
+func (s *Server) createSigninLink(c *call) (int, any, error) {
+	token, exp, err := s.accounts.CreateSigninLink(c.r.Context(), c.r.PathValue("id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusCreated, signinLinkView{URL: dashboard.SigninURL(s.cfg.BaseURL, token), ExpiresAt: ts(exp.UnixMilli())}, nil
 }

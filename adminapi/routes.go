@@ -182,6 +182,12 @@ func (s *Server) routeTable() []route {
 			ok: 201, okSchema: "Key", errors: adminErrors, handle: s.createKey},
 		{method: "GET", path: "/api/admin/accounts/{id}/keys", auth: authAdmin, summary: "List an account's keys (no secrets)",
 			ok: 200, okSchema: "KeyList", errors: adminErrors, handle: s.listKeys},
+		{method: "POST", path: "/api/admin/accounts/{id}/signin-links", auth: authAdmin,
+			summary: "Issue a one-time dashboard sign-in link for a member of the account",
+			doc: "No body. `url` opens the dashboard's team view for this account: it signs in one browser once, " +
+				"within 24 hours, and is stored only as a hash (shown only in this answer). The browser's session lasts 12 hours " +
+				"or until it signs out. Give it to the member over a channel you trust.",
+			ok: 201, okSchema: "SigninLink", errors: adminErrors, handle: s.createSigninLink},
 		{method: "DELETE", path: "/api/admin/keys/{key_id}", auth: authAdmin, summary: "Revoke a key",
 			doc: "The key stops authenticating at once, on every node.",
 			ok:  200, okSchema: "Revoked", errors: adminErrors, handle: s.revokeKey},

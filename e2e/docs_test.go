@@ -30,6 +30,7 @@ func TestDocuments(t *testing.T) {
 		"GET /api/health", "POST /api/admin/accounts", "GET /api/admin/accounts/{id}", "PATCH /api/admin/accounts/{id}",
 		"POST /api/admin/accounts/{id}/keys", "GET /api/admin/accounts/{id}/keys", "DELETE /api/admin/keys/{key_id}",
 		"POST /api/admin/domains", "GET /api/admin/domains", "PATCH /api/admin/domains/{id}",
+		"POST /api/admin/accounts/{id}/signin-links",
 	}
 	llms := string(s.must(200, "GET", "/llms-full.txt", "", nil).raw)
 	for _, e := range endpoints {

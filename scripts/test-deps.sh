@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs and starts what the test suite needs, where it is missing:
 # PostgreSQL on 127.0.0.1:5432 (trust auth, database "test"), dig and delv,
-# the ACME pieces: Pebble (a test CA), certbot and the lego CLI; dnsperf (make bench).
+# the ACME pieces: Pebble (a test CA), certbot and the lego CLI; dnsperf (make bench);
+# chromium and node with playwright-core (the dashboard's browser test).
 # Safe to run again; needs root (or sudo) only when something is missing.
 set -euo pipefail
 
@@ -14,6 +15,9 @@ command -v pebble >/dev/null || missing+=(pebble)
 command -v certbot >/dev/null || missing+=(certbot)
 command -v lego >/dev/null || missing+=(lego)
 command -v dnsperf >/dev/null || missing+=(dnsperf)
+command -v chromium >/dev/null || missing+=(chromium)
+command -v node >/dev/null || missing+=(nodejs)
+command -v npm >/dev/null || missing+=(npm)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "test-deps: installing ${missing[*]}"
   sudo_ apt-get update -qq
@@ -35,3 +39,11 @@ if ! pg_up; then
 fi
 psql -h 127.0.0.1 -U postgres -tAc "SELECT 1 FROM pg_database WHERE datname='test'" | grep -q 1 ||
   psql -h 127.0.0.1 -U postgres -c "CREATE DATABASE test" >/dev/null
+
+# playwright-core, pinned by e2e/browser/package-lock.json; it drives the
+# chromium above and downloads no browser of its own.
+browser="$(dirname "$0")/../e2e/browser"
+if [ ! -d "$browser/node_modules/playwright-core" ]; then
+  echo "test-deps: npm ci in e2e/browser"
+  (cd "$browser" && npm ci --no-audit --no-fund --loglevel=error)
+fi

@@ -151,6 +151,25 @@ ALTER TABLE hostnames ADD COLUMN cert_expires_at BIGINT NOT NULL DEFAULT 0`},
 	{6, "index pending hostnames only", `
 DROP INDEX hostnames_status;
 CREATE INDEX hostnames_pending ON hostnames (updated_at) WHERE status = 'pending'`},
+	// In the database, not in memory, so that every node sharing it knows
+	// a session and sign-out or a used link holds everywhere at once. Both
+	// ids are hashes of the secrets the browser holds.
+	{7, "dashboard sessions and sign-in links", `
+CREATE TABLE dashboard_sessions (
+	id TEXT PRIMARY KEY,
+	account_id TEXT NOT NULL DEFAULT '',
+	expires_at BIGINT NOT NULL,
+	created_at BIGINT NOT NULL
+);
+CREATE INDEX dashboard_sessions_expiry ON dashboard_sessions (expires_at);
+CREATE TABLE signin_links (
+	id TEXT PRIMARY KEY,
+	account_id TEXT NOT NULL REFERENCES accounts (id),
+	expires_at BIGINT NOT NULL,
+	used_at BIGINT NOT NULL DEFAULT 0,
+	created_at BIGINT NOT NULL
+);
+CREATE INDEX signin_links_expiry ON signin_links (expires_at)`},
 }
 
 // dialectSQL fills in what the two dialects spell differently.

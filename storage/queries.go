@@ -29,6 +29,13 @@ func (q Queries) Account(ctx context.Context, id string) (*Account, error) {
 	return a, mapErr(err)
 }
 
+// Accounts lists every account, oldest first.
+func (q Queries) Accounts(ctx context.Context) ([]Account, error) {
+	as := []Account{}
+	err := q.db.NewSelect().Model(&as).OrderExpr("created_at, id").Scan(ctx)
+	return as, mapErr(err)
+}
+
 // LockAccount reads an account and, on PostgreSQL, locks its row until the
 // transaction ends, so that checks against the account's counts (caps, key
 // limits) cannot race. SQLite transactions are already exclusive.

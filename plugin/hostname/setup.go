@@ -27,6 +27,7 @@ import (
 	clog "github.com/coredns/coredns/plugin/pkg/log"
 	"github.com/hostmint/hostmint/accounts"
 	"github.com/hostmint/hostmint/adminapi"
+	"github.com/hostmint/hostmint/dashboard"
 	"github.com/hostmint/hostmint/domains"
 	"github.com/hostmint/hostmint/hostnames"
 	"github.com/hostmint/hostmint/labels"
@@ -476,11 +477,14 @@ func (h *Hostname) start() error {
 		Diagnose:  diagnose.Config{Nameservers: h.diagnosed(), Resolvers: cfg.resolvers, CTLog: cfg.ctLog, Budget: cfg.diagnoseBudget},
 		Diagnoses: cfg.diagnoses,
 	}, logger)
+	accts := accounts.New(b.store, cfg.profile, b.auth)
 	srv := adminapi.New(adminapi.Config{
 		Profile: cfg.profile, BaseURL: cfg.baseURL, AdminToken: token,
 		Health: func(ctx context.Context) error { return health(ctx, b) },
-	}, hs, accounts.New(b.store, cfg.profile, b.auth), b.auth, doms, logger)
-	api, err := acquireAPI(cfg.api, srv)
+	}, hs, accts, b.auth, doms, logger)
+	// The dashboard shares the listener and calls the same rules as the API.
+	dash := dashboard.New(dashboard.Config{Profile: cfg.profile, BaseURL: cfg.baseURL, AdminToken: token}, accts, hs, doms, logger)
+	api, err := acquireAPI(cfg.api, dashboard.Mount(srv, dash))
 	if err != nil {
 		b.release()
 		return plugin.Error("hostname", err)

@@ -1,0 +1,146 @@
+package accounts
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/hostmint/hostmint/apikey"
+	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/storage"
+)
+
+// Dashboard credentials: a team member never types an API key into a form;
+// the operator issues a one-time sign-in link instead, and a browser that
+// used one (or the operator's token) holds a session. Both secrets are 256
+// random bits, stored only as hashes.
+const (
+	SigninLinkTTL = 24 * time.Hour
+	SessionTTL    = 12 * time.Hour
+)
+
+// List returns every account, oldest first.
+func (s *Service) List(ctx context.Context) ([]storage.Account, error) {
+	return s.store.Reader().Accounts(ctx)
+}
+
+// CreateSigninLink makes a one-time sign-in token for a member of the
+// account, good for SigninLinkTTL.
+func (s *Service) CreateSigninLink(ctx context.Context, accountID string) (token string, expiresAt time.Time, err error) {
+	now := s.now()
+	token = apikey.Random(32)
+	l := &storage.SigninLink{ID: apikey.Hash(token), AccountID: accountID,
+		ExpiresAt: now.Add(SigninLinkTTL).UnixMilli(), CreatedAt: now.UnixMilli()}
+	_, err = s.store.Write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+		if _, err := tx.Account(ctx, accountID); errors.Is(err, storage.ErrNotFound) {
+			return accountNotFound()
+		} else if err != nil {
+			return err
+		}
+		return tx.InsertSigninLink(ctx, l)
+	})
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	return token, time.UnixMilli(l.ExpiresAt).UTC(), nil
+}
+
+// Session is a signed-in dashboard browser.
+type Session struct {
+	AccountID string // "" for the operator
+	ExpiresAt time.Time
+}
+
+// Operator reports whether the session is the operator's.
+func (s *Session) Operator() bool { return s.AccountID == "" }
+
+// RedeemSigninLink uses a sign-in token and starts a session for its
+// account; the returned secret goes into the browser's cookie.
+func (s *Service) RedeemSigninLink(ctx context.Context, token string) (secret string, sess *Session, err error) {
+	now := s.now()
+	secret = apikey.Random(32)
+	row := &storage.Session{ID: apikey.Hash(secret), ExpiresAt: now.Add(SessionTTL).UnixMilli(), CreatedAt: now.UnixMilli()}
+	_, err = s.store.Write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+		if err := tx.PurgeDashboard(ctx, now.UnixMilli()); err != nil {
+			return err
+		}
+		id, err := tx.UseSigninLink(ctx, apikey.Hash(token), now.UnixMilli())
+		if errors.Is(err, storage.ErrNotFound) {
+			return problem.New(http.StatusUnauthorized, problem.CodeUnauthorized,
+				"this sign-in link is not valid: it was used already, it expired, or it was mistyped; ask your operator for a new one")
+		} else if err != nil {
+			return err
+		}
+		row.AccountID = id
+		return tx.InsertSession(ctx, row)
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	return secret, sessionOf(row), nil
+}
+
+// StartOperatorSession starts an operator session. The caller has checked
+// the admin token: this package does not hold it.
+func (s *Service) StartOperatorSession(ctx context.Context) (secret string, sess *Session, err error) {
+	now := s.now()
+	secret = apikey.Random(32)
+	row := &storage.Session{ID: apikey.Hash(secret), ExpiresAt: now.Add(SessionTTL).UnixMilli(), CreatedAt: now.UnixMilli()}
+	_, err = s.store.Write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+		if err := tx.PurgeDashboard(ctx, now.UnixMilli()); err != nil {
+			return err
+		}
+		return tx.InsertSession(ctx, row)
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	return secret, sessionOf(row), nil
+}
+
+// ErrNoSession is Session's answer for a secret that is unknown, signed out
+// or expired.
+var ErrNoSession = errors.New("accounts: no such dashboard session")
+
+// Session finds the live session of a cookie's secret. The expiry is checked
+// here, against the stored row, whatever the browser's cookie says.
+func (s *Service) Session(ctx context.Context, secret string) (*Session, error) {
+	if secret == "" {
+		return nil, ErrNoSession
+	}
+	row, err := s.store.Reader().Session(ctx, apikey.Hash(secret), s.now().UnixMilli())
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, ErrNoSession
+	}
+	if err != nil {
+		return nil, err
+	}
+	return sessionOf(row), nil
+}
+
+// EndSession signs a session out, on every node at once.
+func (s *Service) EndSession(ctx context.Context, secret string) error {
+	_, err := s.store.Write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+		return tx.DeleteSession(ctx, apikey.Hash(secret))
+	})
+	return err
+}
+
+func sessionOf(row *storage.Session) *Session {
+	return &Session{AccountID: row.AccountID, ExpiresAt: time.UnixMilli(row.ExpiresAt).UTC()}
+}
+
+// RevokeAccountKey revokes a key of one account: a team member's revocation,
+// which must not reach another team's key (404, as for a key that does not
+// exist).
+func (s *Service) RevokeAccountKey(ctx context.Context, accountID, keyID string) error {
+	k, err := s.store.Reader().Key(ctx, keyID)
+	if errors.Is(err, storage.ErrNotFound) || err == nil && (k.AccountID != accountID || k.RevokedAt != 0) {
+		return problem.NotFound("Key not found")
+	}
+	if err != nil {
+		return err
+	}
+	return s.RevokeKey(ctx, keyID)
+}

@@ -1,0 +1,134 @@
+// Package dashboard is Hostmint's web dashboard, served under /dashboard/ on
+// the API's listener: the operator's view (accounts, domains, sign-in links)
+// and a team's view (hostnames, usage against the cap, API keys). Pages are
+// rendered on the server from embedded templates and work without
+// JavaScript; the one script only adds copy buttons.
+//
+// Every form post calls the same rules the API's handlers call (accounts,
+// hostnames, domains), so what is allowed and the error messages are the
+// API's. dashboard holds no rules of its own and never touches SQL.
+package dashboard
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/hostmint/hostmint/accounts"
+	"github.com/hostmint/hostmint/domains"
+	"github.com/hostmint/hostmint/hostnames"
+)
+
+// Prefix is where the dashboard is served.
+const Prefix = "/dashboard/"
+
+// signinLinkPath is the page a sign-in link opens.
+const signinLinkPath = Prefix + "signin/link"
+
+// SigninURL is the link a team member opens to sign in with token.
+func SigninURL(baseURL, token string) string {
+	return strings.TrimRight(baseURL, "/") + signinLinkPath + "?token=" + url.QueryEscape(token)
+}
+
+// Config is what the dashboard needs besides the rules.
+type Config struct {
+	Profile    int
+	BaseURL    string // an https origin makes the cookies Secure
+	AdminToken string
+}
+
+// Handler serves the dashboard.
+type Handler struct {
+	cfg       Config
+	accounts  *accounts.Service
+	hostnames *hostnames.Service
+	domains   *domains.Service
+	log       *slog.Logger
+	mux       *http.ServeMux
+	secure    bool
+}
+
+// maxForm bounds a form post; the largest form is a few hundred bytes.
+const maxForm = 16 << 10
+
+// requestTimeout bounds the work of one request, as the API's does.
+const requestTimeout = 10 * time.Second
+
+// New builds the dashboard's handler.
+func New(cfg Config, a *accounts.Service, h *hostnames.Service, d *domains.Service, log *slog.Logger) *Handler {
+	dh := &Handler{cfg: cfg, accounts: a, hostnames: h, domains: d, log: log, mux: http.NewServeMux(),
+		secure: strings.HasPrefix(strings.ToLower(cfg.BaseURL), "https://")}
+	m := dh.mux
+	m.HandleFunc("GET "+Prefix+"{$}", dh.home)
+	// One file name, never a directory: the file server would list one.
+	m.Handle("GET "+Prefix+"static/{file}", http.StripPrefix(Prefix+"static/", http.FileServerFS(staticFS)))
+	m.HandleFunc("GET "+Prefix+"signin", dh.signinPage)
+	m.HandleFunc("POST "+Prefix+"signin", dh.operatorSignin)
+	m.HandleFunc("GET "+signinLinkPath, dh.linkPage)
+	m.HandleFunc("POST "+signinLinkPath, dh.redeemLink)
+	m.HandleFunc("POST "+Prefix+"signout", dh.session(anyone, dh.signout))
+	m.HandleFunc("GET "+Prefix+"operator", dh.session(operatorOnly, dh.operatorPage))
+	m.HandleFunc("POST "+Prefix+"operator/accounts", dh.session(operatorOnly, dh.createAccount))
+	m.HandleFunc("POST "+Prefix+"operator/domains", dh.session(operatorOnly, dh.createDomain))
+	m.HandleFunc("POST "+Prefix+"operator/accounts/{id}/signin-link", dh.session(operatorOnly, dh.issueLink))
+	m.HandleFunc("GET "+Prefix+"team", dh.session(teamOnly, dh.teamPage))
+	m.HandleFunc("POST "+Prefix+"team/keys", dh.session(teamOnly, dh.createKey))
+	m.HandleFunc("POST "+Prefix+"team/keys/{id}/revoke", dh.session(teamOnly, dh.revokeKey))
+	return dh
+}
+
+// ServeHTTP answers a dashboard request.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	hd := w.Header()
+	// Nothing from elsewhere: no CDN, no inline script, no framing; a sign-in
+	// link in the address bar is not sent on as a Referer.
+	hd.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; "+
+		"form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Referrer-Policy", "no-referrer")
+	if r.URL.Path == strings.TrimSuffix(Prefix, "/") {
+		http.Redirect(w, r, Prefix, http.StatusSeeOther)
+		return
+	}
+	if r.Body != nil {
+		r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
+	defer cancel()
+	r = r.WithContext(ctx)
+	if _, pattern := h.mux.Handler(r); pattern == "" {
+		h.status(w, http.StatusNotFound, "Not found", "There is no dashboard page at "+r.URL.Path+".")
+		return
+	}
+	h.mux.ServeHTTP(w, r)
+}
+
+// Mount serves the dashboard under Prefix and every other path from api,
+// whose answers (its own 404s and 405s included) stay exactly as they were.
+func Mount(api, dash http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.URL.Path; p == strings.TrimSuffix(Prefix, "/") || strings.HasPrefix(p, Prefix) {
+			dash.ServeHTTP(w, r)
+			return
+		}
+		api.ServeHTTP(w, r)
+	})
+}
+
+// home sends a browser where its session belongs.
+func (h *Handler) home(w http.ResponseWriter, r *http.Request) {
+	sess, _, err := h.current(r)
+	switch {
+	case err != nil && err != accounts.ErrNoSession:
+		h.failed(w, r, err)
+	case sess == nil:
+		http.Redirect(w, r, Prefix+"signin", http.StatusSeeOther)
+	case sess.Operator():
+		http.Redirect(w, r, Prefix+"operator", http.StatusSeeOther)
+	default:
+		http.Redirect(w, r, Prefix+"team", http.StatusSeeOther)
+	}
+}

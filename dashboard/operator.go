@@ -1,0 +1,161 @@
+package dashboard
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hostmint/hostmint/accounts"
+	"github.com/hostmint/hostmint/domains"
+	"github.com/hostmint/hostmint/hostnames"
+	"github.com/hostmint/hostmint/storage"
+)
+
+type accountRow struct {
+	storage.Account
+	Cap int // the override or the plan's
+}
+
+type domainRow struct {
+	storage.Domain
+	Owner string // the team's name, "" for a pool domain
+}
+
+// issuedLink is a sign-in link, shown once, right after it is made.
+type issuedLink struct {
+	Account   string
+	URL       string
+	ExpiresAt time.Time
+}
+
+type operatorView struct {
+	CSRF        string
+	Accounts    []accountRow
+	Domains     []domainRow
+	Plans       []string // [P1] the plans to choose from
+	AccountForm *form
+	DomainForm  *form
+	Link        *issuedLink
+}
+
+// operatorPage shows accounts and domains; forms in v are kept (with their
+// errors) when a post re-renders it.
+func (h *Handler) operatorPage(w http.ResponseWriter, r *http.Request, v *visit) {
+	h.renderOperator(w, r, v, http.StatusOK, operatorView{})
+}
+
+func (h *Handler) renderOperator(w http.ResponseWriter, r *http.Request, v *visit, status int, ov operatorView) {
+	as, err := h.accounts.List(r.Context())
+	if err != nil {
+		h.failed(w, r, err)
+		return
+	}
+	ds, err := h.domains.List(r.Context())
+	if err != nil {
+		h.failed(w, r, err)
+		return
+	}
+	names := map[string]string{}
+	for _, a := range as {
+		ov.Accounts = append(ov.Accounts, accountRow{Account: a, Cap: h.hostnames.Cap(&a)})
+		names[a.ID] = a.Name
+	}
+	for _, d := range ds {
+		ov.Domains = append(ov.Domains, domainRow{Domain: d, Owner: names[d.AccountID]})
+	}
+	if h.cfg.Profile == 1 {
+		ov.Plans = []string{hostnames.PlanFree, hostnames.PlanPro, hostnames.PlanBusiness}
+	}
+	if ov.AccountForm == nil {
+		ov.AccountForm = newForm()
+		ov.AccountForm.Values["billing"] = "on"
+		if h.cfg.Profile == 2 {
+			ov.AccountForm.Values["plan"] = "team"
+		}
+	}
+	if ov.DomainForm == nil {
+		ov.DomainForm = newForm()
+	}
+	ov.CSRF = v.csrf
+	h.render(w, status, "operator", layout{Title: "Operator", Who: "Operator", CSRF: v.csrf, Operator: true, Page: ov})
+}
+
+// The API field a rule's message starts with, and the form field it belongs to.
+var (
+	accountFields = map[string]string{"name": "name", "plan": "plan", "cap": "cap", "billing": "billing"}
+	domainFields  = map[string]string{"name": "name", "domain": "name", "status": "name", "account_id": "owner"}
+)
+
+func (h *Handler) createAccount(w http.ResponseWriter, r *http.Request, v *visit) {
+	f := newForm()
+	for _, k := range []string{"name", "plan", "cap", "billing"} {
+		f.Values[k] = strings.TrimSpace(r.PostFormValue(k))
+	}
+	name, plan := f.Values["name"], f.Values["plan"]
+	in := accounts.Input{Name: &name, Plan: &plan}
+	if h.cfg.Profile == 2 {
+		billing := f.Values["billing"] != ""
+		in.Billing = &billing
+	}
+	if c := f.Values["cap"]; c != "" {
+		// 32 bits, as the API takes it: the column is 32 bits on PostgreSQL.
+		n, err := strconv.ParseInt(c, 10, 32)
+		if err != nil || n < 0 {
+			f.Errors["cap"] = "cap must be a whole number from 0 to 2147483647, or empty for the plan's"
+			h.renderOperator(w, r, v, http.StatusBadRequest, operatorView{AccountForm: f})
+			return
+		}
+		capacity := int(n)
+		in.Cap = &capacity
+	}
+	if _, err := h.accounts.Create(r.Context(), in); err != nil {
+		status, ok := f.fail(err, accountFields)
+		if !ok {
+			h.failed(w, r, err)
+			return
+		}
+		h.renderOperator(w, r, v, status, operatorView{AccountForm: f})
+		return
+	}
+	http.Redirect(w, r, Prefix+"operator", http.StatusSeeOther)
+}
+
+func (h *Handler) createDomain(w http.ResponseWriter, r *http.Request, v *visit) {
+	f := newForm()
+	f.Values["name"] = strings.TrimSpace(r.PostFormValue("name"))
+	f.Values["owner"] = r.PostFormValue("owner")
+	name, owner := f.Values["name"], f.Values["owner"]
+	in := domains.Input{Name: &name}
+	if owner != "" {
+		in.AccountID = &owner
+	}
+	if _, err := h.domains.Create(r.Context(), in); err != nil {
+		status, ok := f.fail(err, domainFields)
+		if !ok {
+			h.failed(w, r, err)
+			return
+		}
+		h.renderOperator(w, r, v, status, operatorView{DomainForm: f})
+		return
+	}
+	http.Redirect(w, r, Prefix+"operator", http.StatusSeeOther)
+}
+
+// issueLink makes a sign-in link and shows it in this answer only, as the
+// API's answer is the only place it appears.
+func (h *Handler) issueLink(w http.ResponseWriter, r *http.Request, v *visit) {
+	id := r.PathValue("id")
+	a, err := h.accounts.Get(r.Context(), id)
+	if err != nil {
+		h.failed(w, r, err)
+		return
+	}
+	token, exp, err := h.accounts.CreateSigninLink(r.Context(), id)
+	if err != nil {
+		h.failed(w, r, err)
+		return
+	}
+	h.log.Info("dashboard: sign-in link issued", "account", id)
+	h.renderOperator(w, r, v, http.StatusCreated, operatorView{Link: &issuedLink{Account: a.Name, URL: SigninURL(h.cfg.BaseURL, token), ExpiresAt: exp}})
+}

@@ -1,0 +1,140 @@
+package dashboard
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/hostmint/hostmint/accounts"
+	"github.com/hostmint/hostmint/apikey"
+)
+
+const (
+	sessionCookie = "hostmint_session"
+	// signinCookie carries the sign-in forms' CSRF token before there is a
+	// session (double submit): a page elsewhere cannot sign a browser in to
+	// a session of the attacker's choosing.
+	signinCookie = "hostmint_signin"
+)
+
+// visit is one request of a signed-in browser.
+type visit struct {
+	sess   *accounts.Session
+	secret string // the cookie's session secret
+	csrf   string // this session's form token
+}
+
+// csrfToken is the form token of a session: derived from its secret, so it
+// is per session, needs no storage, and cannot be computed without the
+// cookie, which a page elsewhere cannot read.
+func csrfToken(secret string) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte("hostmint dashboard csrf"))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+func sameToken(a, b string) bool {
+	return a != "" && subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
+}
+
+// current is the request's session, if its cookie names a live one.
+func (h *Handler) current(r *http.Request) (*accounts.Session, string, error) {
+	c, err := r.Cookie(sessionCookie)
+	if err != nil {
+		return nil, "", accounts.ErrNoSession
+	}
+	sess, err := h.accounts.Session(r.Context(), c.Value)
+	return sess, c.Value, err
+}
+
+// who may use a page.
+type role int
+
+const (
+	anyone role = iota
+	operatorOnly
+	teamOnly
+)
+
+// session wraps a page that needs a signed-in browser of role: without a
+// session it sends the browser to sign in; with another role's session it
+// answers 403; a POST must carry the session's CSRF token (403 otherwise,
+// before anything is changed).
+func (h *Handler) session(want role, page func(http.ResponseWriter, *http.Request, *visit)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		sess, secret, err := h.current(r)
+		if errors.Is(err, accounts.ErrNoSession) {
+			h.clearCookie(w, sessionCookie)
+			http.Redirect(w, r, Prefix+"signin", http.StatusSeeOther)
+			return
+		}
+		if err != nil {
+			h.failed(w, r, err)
+			return
+		}
+		switch {
+		case want == operatorOnly && !sess.Operator():
+			h.status(w, http.StatusForbidden, "Operator only", "This page is the operator's; you are signed in as a team member.")
+			return
+		case want == teamOnly && sess.Operator():
+			h.status(w, http.StatusForbidden, "Team members only",
+				"This page is a team's; you are signed in as the operator. Issue a sign-in link for the team instead.")
+			return
+		}
+		v := &visit{sess: sess, secret: secret, csrf: csrfToken(secret)}
+		if r.Method == http.MethodPost && !sameToken(r.PostFormValue("csrf"), v.csrf) {
+			h.status(w, http.StatusForbidden, "Form expired",
+				"The form was not sent with this session's security token. Reload the page and try again.")
+			return
+		}
+		page(w, r, v)
+	}
+}
+
+// startSession sets the cookie of a new session and sends the browser on.
+// A session the browser held before (the operator opening a member's link)
+// is ended rather than left to expire unseen.
+func (h *Handler) startSession(w http.ResponseWriter, r *http.Request, secret string, sess *accounts.Session) {
+	if old, err := r.Cookie(sessionCookie); err == nil && old.Value != "" {
+		if err := h.accounts.EndSession(r.Context(), old.Value); err != nil {
+			h.log.Warn("dashboard: ending the session replaced by a new sign-in", "err", err)
+		}
+	}
+	http.SetCookie(w, &http.Cookie{
+		Name: sessionCookie, Value: secret, Path: Prefix, Expires: sess.ExpiresAt,
+		MaxAge: int(time.Until(sess.ExpiresAt).Seconds()), HttpOnly: true, Secure: h.secure, SameSite: http.SameSiteStrictMode,
+	})
+	h.clearCookie(w, signinCookie)
+	next := Prefix + "team"
+	if sess.Operator() {
+		next = Prefix + "operator"
+	}
+	http.Redirect(w, r, next, http.StatusSeeOther)
+}
+
+func (h *Handler) clearCookie(w http.ResponseWriter, name string) {
+	http.SetCookie(w, &http.Cookie{Name: name, Value: "", Path: Prefix, MaxAge: -1,
+		HttpOnly: true, Secure: h.secure, SameSite: http.SameSiteStrictMode})
+}
+
+// signinToken is the sign-in forms' CSRF token: the browser's signin
+// cookie, set now if it has none.
+func (h *Handler) signinToken(w http.ResponseWriter, r *http.Request) string {
+	if c, err := r.Cookie(signinCookie); err == nil && len(c.Value) >= 32 {
+		return c.Value
+	}
+	tok := apikey.Random(32)
+	http.SetCookie(w, &http.Cookie{Name: signinCookie, Value: tok, Path: Prefix, MaxAge: int(time.Hour.Seconds()),
+		HttpOnly: true, Secure: h.secure, SameSite: http.SameSiteStrictMode})
+	return tok
+}
+
+// signinForgery reports whether a sign-in post lacks its CSRF token.
+func signinForgery(r *http.Request) bool {
+	c, err := r.Cookie(signinCookie)
+	return err != nil || !sameToken(r.PostFormValue("csrf"), c.Value)
+}

@@ -1,0 +1,200 @@
+package dashboard
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hostmint/hostmint/access"
+	"github.com/hostmint/hostmint/accounts"
+	"github.com/hostmint/hostmint/storage"
+)
+
+// listed is how many hostnames the team view shows (the newest).
+const listed = 100
+
+type hostnameRow struct {
+	storage.Hostname
+	State string // as the API reports it at this moment (expired is derived)
+}
+
+type keyRow struct {
+	storage.APIKey
+	Grants []string // "hostnames:read on the whole team"
+}
+
+// reachOption is a choice of the key form's reach select.
+type reachOption struct{ Value, Label string }
+
+// newKey is a created key, its secret shown once.
+type newKey struct{ Name, Token string }
+
+type teamView struct {
+	CSRF      string
+	Account   *storage.Account
+	Hostnames []hostnameRow
+	More      bool // more hostnames than listed
+	Active    int
+	Cap       int
+	Keys      []keyRow
+	Scopes    []string
+	Reaches   []reachOption
+	KeyForm   *form
+	NewKey    *newKey
+}
+
+// principal is who a team member acts as: the whole team with every scope,
+// as the team's own unscoped keys do.
+func principal(s *accounts.Session) *access.Principal {
+	return &access.Principal{AccountID: s.AccountID, Scopes: access.All()}
+}
+
+func (h *Handler) teamPage(w http.ResponseWriter, r *http.Request, v *visit) {
+	h.renderTeam(w, r, v, http.StatusOK, teamView{})
+}
+
+func (h *Handler) renderTeam(w http.ResponseWriter, r *http.Request, v *visit, status int, tv teamView) {
+	ctx, p := r.Context(), principal(v.sess)
+	acct, err := h.accounts.Get(ctx, v.sess.AccountID)
+	if err != nil {
+		h.failed(w, r, err)
+		return
+	}
+	tv.Account = acct
+	page, err := h.hostnames.List(ctx, p, listed, 0)
+	if err != nil {
+		h.failed(w, r, err)
+		return
+	}
+	now := time.Now()
+	names := map[string]string{}
+	for _, hn := range page.Hostnames {
+		tv.Hostnames = append(tv.Hostnames, hostnameRow{Hostname: hn, State: h.hostnames.Status(&hn, now)})
+		names[hn.ID] = hn.Name
+	}
+	tv.More = len(page.Hostnames) == listed
+	if tv.Active, tv.Cap, err = h.hostnames.Usage(ctx, acct.ID); err != nil {
+		h.failed(w, r, err)
+		return
+	}
+	ks, err := h.accounts.Keys(ctx, acct.ID)
+	if err != nil {
+		h.failed(w, r, err)
+		return
+	}
+	for _, k := range ks {
+		tv.Keys = append(tv.Keys, keyRow{APIKey: k, Grants: grants(access.ParseScopes(k.Scopes), names)})
+	}
+	if h.cfg.Profile == 2 {
+		tv.Scopes = []string{access.HostnamesRead, access.HostnamesWrite, access.DNS01Write}
+		tv.Reaches = []reachOption{{"team", "The whole team"}}
+		ds, err := h.hostnames.TeamDomains(ctx, p)
+		if err != nil {
+			h.failed(w, r, err)
+			return
+		}
+		for _, d := range ds {
+			tv.Reaches = append(tv.Reaches, reachOption{"domain:" + d.Name, "Domain " + d.Name})
+		}
+		for _, hn := range page.Hostnames {
+			tv.Reaches = append(tv.Reaches, reachOption{"hostname:" + hn.ID, "Hostname " + hn.Name})
+		}
+	}
+	if tv.KeyForm == nil {
+		tv.KeyForm = newForm()
+		tv.KeyForm.Values["scope"] = strings.Join(tv.Scopes, "\n")
+		tv.KeyForm.Values["reach"] = "team"
+	}
+	tv.CSRF = v.csrf
+	h.render(w, status, "team", layout{Title: acct.Name, Who: acct.Name, CSRF: v.csrf, Page: tv})
+}
+
+// grants describes a key's scopes, hostnames by name where the team view
+// knows it.
+func grants(scopes []access.Scope, names map[string]string) []string {
+	var out []string
+	for _, s := range scopes {
+		reach := "the whole team"
+		switch {
+		case s.Hostname != "":
+			reach = "hostname " + s.Hostname
+			if n := names[s.Hostname]; n != "" {
+				reach = "hostname " + n
+			}
+		case s.Domain != "":
+			reach = "domain " + s.Domain
+		}
+		out = append(out, s.Scope+" on "+reach)
+	}
+	return out
+}
+
+// keyFields: the API field a rule's message starts with, and the form field.
+var keyFields = map[string]string{"name": "name", "scopes": "scope", "expires_at": "lifetime"}
+
+// maxLifetimeDays keeps expires_at within what a date can hold in every
+// database and browser; ten years is longer than any key should live.
+const maxLifetimeDays = 3650
+
+func (h *Handler) createKey(w http.ResponseWriter, r *http.Request, v *visit) {
+	f := newForm()
+	f.Values["name"] = strings.TrimSpace(r.PostFormValue("name"))
+	f.Values["lifetime"] = strings.TrimSpace(r.PostFormValue("lifetime"))
+	f.Values["reach"] = r.PostFormValue("reach")
+	f.Values["scope"] = strings.Join(r.PostForm["scope"], "\n")
+	in := accounts.KeyInput{Name: f.Values["name"]}
+	if d := f.Values["lifetime"]; d != "" {
+		days, err := strconv.Atoi(d)
+		if err != nil || days < 1 || days > maxLifetimeDays {
+			f.Errors["lifetime"] = "lifetime must be a whole number of days from 1 to 3650, or empty for a key that does not expire"
+		} else {
+			exp := time.Now().Add(time.Duration(days) * 24 * time.Hour)
+			in.ExpiresAt = &exp
+		}
+	}
+	if h.cfg.Profile == 2 {
+		if len(r.PostForm["scope"]) == 0 {
+			f.Errors["scope"] = "choose at least one scope"
+		}
+		var reach access.Scope
+		switch kind, val, _ := strings.Cut(f.Values["reach"], ":"); kind {
+		case "team":
+		case "domain":
+			reach.Domain = val
+		case "hostname":
+			reach.Hostname = val
+		default:
+			f.Errors["reach"] = "choose the whole team, one domain or one hostname"
+		}
+		for _, s := range r.PostForm["scope"] {
+			in.Scopes = append(in.Scopes, access.Scope{Scope: s, Domain: reach.Domain, Hostname: reach.Hostname})
+		}
+	}
+	if f.Failed() {
+		h.renderTeam(w, r, v, http.StatusBadRequest, teamView{KeyForm: f})
+		return
+	}
+	k, err := h.accounts.CreateKey(r.Context(), v.sess.AccountID, in)
+	if err != nil {
+		status, ok := f.fail(err, keyFields)
+		if !ok {
+			h.failed(w, r, err)
+			return
+		}
+		h.renderTeam(w, r, v, status, teamView{KeyForm: f})
+		return
+	}
+	h.log.Info("dashboard: API key created", "account", v.sess.AccountID, "key", k.Key.ID)
+	h.renderTeam(w, r, v, http.StatusCreated, teamView{NewKey: &newKey{Name: k.Key.Name, Token: k.Token}})
+}
+
+func (h *Handler) revokeKey(w http.ResponseWriter, r *http.Request, v *visit) {
+	id := r.PathValue("id")
+	if err := h.accounts.RevokeAccountKey(r.Context(), v.sess.AccountID, id); err != nil {
+		h.failed(w, r, err)
+		return
+	}
+	h.log.Info("dashboard: API key revoked", "account", v.sess.AccountID, "key", id)
+	http.Redirect(w, r, Prefix+"team", http.StatusSeeOther)
+}

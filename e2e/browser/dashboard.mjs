@@ -1,0 +1,168 @@
+// The dashboard walkthrough in a real browser: an operator signs in, creates a
+// team and its domain and issues a sign-in link; the member opens it, creates
+// a scoped key, the key works against the API, the member revokes it and the
+// API refuses it. Run by e2e/browser_test.go with the server's URL and admin
+// token; exits non-zero on the first failed step. Screenshots of the main
+// pages go to $SCREENSHOTS.
+//
+//   HOSTMINT_URL=http://127.0.0.1:8080 HOSTMINT_ADMIN=... SCREENSHOTS=./screenshots node dashboard.mjs
+import { chromium } from "playwright-core";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+
+const base = need("HOSTMINT_URL");
+const admin = need("HOSTMINT_ADMIN");
+const shots = process.env.SCREENSHOTS || "screenshots";
+mkdirSync(shots, { recursive: true });
+
+function need(name) {
+  const v = process.env[name];
+  if (!v) {
+    console.error(`${name} is not set`);
+    process.exit(2);
+  }
+  return v;
+}
+
+function check(ok, what) {
+  if (!ok) throw new Error(`check failed: ${what}`);
+  console.log(`ok: ${what}`);
+}
+
+// live waits until the nameservers serve a new hostname, so that the
+// screenshots show the state a member normally sees.
+async function live(key, id) {
+  for (let i = 0; i < 100; i++) {
+    const r = await api("GET", `/api/v1/hostnames/${id}`, key);
+    if (r.body && r.body.status === "live") return;
+    await new Promise((done) => setTimeout(done, 100));
+  }
+  throw new Error(`hostname ${id} never went live`);
+}
+
+async function shot(page, name) {
+  await page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
+}
+
+// api calls the JSON API as curl would.
+async function api(method, path, key, body) {
+  const res = await fetch(base + path, {
+    method,
+    headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, body: await res.json().catch(() => null) };
+}
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  headless: true,
+  // Nothing but the server under test: this machine's network is closed,
+  // and Chromium's own background connections only slow it down.
+  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run"],
+});
+try {
+  await operatorAndMember();
+} catch (err) {
+  console.error(err);
+  process.exitCode = 1;
+} finally {
+  await browser.close();
+}
+
+async function operatorAndMember() {
+  // ---- the operator
+  const opCtx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const op = await opCtx.newPage();
+  await op.goto(`${base}/dashboard/`);
+  check(op.url().endsWith("/dashboard/signin"), "a signed-out browser lands on the sign-in page");
+  await op.getByLabel("Admin token").fill("not-the-token");
+  await op.getByRole("button", { name: "Sign in as operator" }).click();
+  check(await op.locator("#token-error").isVisible(), "a wrong token is refused, the error next to the field");
+  await shot(op, "signin-error");
+  await op.getByLabel("Admin token").fill(admin);
+  await op.getByRole("button", { name: "Sign in as operator" }).click();
+  await op.waitForURL("**/dashboard/operator");
+  check((await op.locator("h1").textContent()) === "Operator", "the operator is signed in");
+
+  await op.locator("#account-name").fill("Acme");
+  await op.locator("#account-plan").fill("team");
+  await op.locator("#account-cap").fill("10");
+  await op.getByRole("button", { name: "Create team" }).click();
+  await op.waitForURL("**/dashboard/operator");
+  check(await op.getByRole("rowheader", { name: "Acme" }).isVisible(), "the team is listed");
+
+  await op.locator("#domain-name").fill("bad domain");
+  await op.getByRole("button", { name: "Add domain" }).click();
+  check(await op.locator("#domain-name-error").isVisible(), "a bad domain name is refused next to the field");
+  await op.locator("#domain-name").fill("acme.example.net");
+  await op.locator("#domain-owner").selectOption({ label: "Acme" });
+  await op.getByRole("button", { name: "Add domain" }).click();
+  await op.waitForURL("**/dashboard/operator");
+  check(await op.getByRole("rowheader", { name: "acme.example.net" }).isVisible(), "the domain is listed");
+  await shot(op, "operator");
+
+  await op.getByRole("button", { name: "Issue a sign-in link for Acme" }).click();
+  const link = await op.locator("#signin-link").inputValue();
+  check(link.startsWith(`${base}/dashboard/signin/link?token=`), "a sign-in link is shown");
+  check(await op.getByRole("button", { name: "Copy" }).isVisible(), "the copy button appears (script ran)");
+  await shot(op, "operator-link");
+
+  // ---- the member, in another browser profile
+  const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  await ctx.grantPermissions(["clipboard-read", "clipboard-write"], { origin: base });
+  const page = await ctx.newPage();
+  await page.goto(link);
+  await shot(page, "signin-link");
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL("**/dashboard/team");
+  check((await page.locator("h1").textContent()) === "Acme", "the member sees the team view");
+
+  await page.getByLabel("Name", { exact: true }).fill("ci");
+  await page.getByLabel("dns01:write").uncheck();
+  await page.getByLabel("Reach").selectOption({ label: "Domain acme.example.net" });
+  await page.getByLabel("Lifetime in days").fill("30");
+  await page.getByRole("button", { name: "Create key" }).click();
+  const key = await page.locator("#new-key").inputValue();
+  check(/^svc_[a-z0-9]+_[a-z0-9]+$/.test(key), "the new key is shown once");
+  await page.getByRole("button", { name: "Copy" }).click();
+  await page.getByRole("button", { name: "Copied" }).waitFor();
+  check((await page.evaluate(() => navigator.clipboard.readText())) === key, "the copy button copies the key");
+  await shot(page, "team-new-key");
+
+  let r = await api("GET", "/api/v1/hostnames", key);
+  check(r.status === 200, `the key lists hostnames (${r.status})`);
+  r = await api("POST", "/api/v1/hostnames", key, { ip: "198.51.100.7", subdomain: "web" });
+  check(r.status === 201, `the key mints on its domain (${r.status})`);
+  const web = r.body.id;
+  r = await api("POST", "/api/v1/hostnames", key, { ip: "192.168.1.20", subdomain: "nas" });
+  check(r.status === 201, `the key mints a private one (${r.status})`);
+  const nas = r.body.id;
+  r = await api("POST", `/api/v1/hostnames/${nas}/acme-credential`, key);
+  check(r.status === 403, `the key lacks dns01:write (${r.status})`);
+  for (const id of [web, nas]) await live(key, id);
+
+  await page.goto(`${base}/dashboard/team`);
+  check(await page.getByRole("rowheader", { name: "web.acme.example.net" }).isVisible(), "the hostname is listed");
+  check((await page.locator("body").textContent()).includes(key) === false, "the secret is not shown again");
+  await shot(page, "team");
+  await page.setViewportSize({ width: 390, height: 844 });
+  await shot(page, "team-phone");
+  await page.setViewportSize({ width: 1280, height: 900 });
+
+  await page.getByRole("button", { name: "Revoke key ci" }).click();
+  await page.waitForURL("**/dashboard/team");
+  check(await page.getByText("No keys yet.").isVisible(), "the key is gone from the list");
+  r = await api("GET", "/api/v1/hostnames", key);
+  check(r.status === 401, `the revoked key is refused (${r.status})`);
+
+  await page.getByRole("button", { name: "Sign out" }).click();
+  await page.waitForURL("**/dashboard/signin");
+  await page.goto(`${base}/dashboard/team`);
+  check(page.url().endsWith("/dashboard/signin"), "after sign-out the team view asks to sign in");
+  // The link was used: it signs nobody in again.
+  await page.goto(link);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  check(await page.getByRole("alert").isVisible(), "a used link is refused");
+}
