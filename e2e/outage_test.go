@@ -14,11 +14,15 @@ import (
 )
 
 // proxy forwards TCP to a target; cutting it makes the database unreachable
-// for whoever connects through it (connections are reset, new ones refused).
+// for whoever connects through it (connections are closed, new ones reset).
+// The listener stays open across a cut: a port given back to the system
+// could be taken by another socket (any outgoing connection of a busy test
+// run) before restore asks for it again.
 type proxy struct {
 	addr, target string
 	mu           sync.Mutex
 	ln           net.Listener
+	down         bool
 	conns        map[net.Conn]bool
 }
 
@@ -28,68 +32,100 @@ func newProxy(t *testing.T, target string) *proxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.addr = ln.Addr().String()
-	p.serve(ln)
-	t.Cleanup(p.cut)
+	p.addr, p.ln = ln.Addr().String(), ln
+	go p.serve(ln)
+	t.Cleanup(p.close)
 	return p
 }
 
 func (p *proxy) serve(ln net.Listener) {
-	p.mu.Lock()
-	p.ln = ln
-	p.mu.Unlock()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			up, err := net.Dial("tcp", p.target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns[c], p.conns[up] = true, true
-			p.mu.Unlock()
-			go func() { io.Copy(up, c); up.Close() }()
-			go func() { io.Copy(c, up); c.Close() }()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
 		}
-	}()
+		if p.isDown() {
+			reset(c)
+			continue
+		}
+		up, err := net.Dial("tcp", p.target)
+		if err != nil {
+			reset(c)
+			continue
+		}
+		p.mu.Lock()
+		if p.down { // cut while dialling: this one must not get through either
+			p.mu.Unlock()
+			reset(c)
+			up.Close()
+			continue
+		}
+		p.conns[c], p.conns[up] = true, true
+		p.mu.Unlock()
+		go func() { io.Copy(up, c); up.Close() }()
+		go func() { io.Copy(c, up); c.Close() }()
+	}
 }
 
-// cut closes the listener and every connection through it.
+// reset closes c with a TCP reset, the nearest a listening port gets to
+// refusing a connection.
+func reset(c net.Conn) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.SetLinger(0)
+	}
+	c.Close()
+}
+
+func (p *proxy) isDown() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.down
+}
+
+// cut closes every connection through the proxy and resets new ones until
+// restore.
 func (p *proxy) cut() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.ln != nil {
-		p.ln.Close()
-		p.ln = nil
-	}
+	p.down = true
 	for c := range p.conns {
 		c.Close()
 	}
 	p.conns = map[net.Conn]bool{}
 }
 
-// restore listens again on the same address.
-func (p *proxy) restore(t *testing.T) {
-	ln, err := net.Listen("tcp", p.addr)
+// restore lets connections through again.
+func (p *proxy) restore(*testing.T) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = false
+}
+
+// close cuts for good and frees the port.
+func (p *proxy) close() {
+	p.cut()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.ln.Close()
+}
+
+// viaProxy returns dsn rewritten to reach its server through a new proxy.
+func viaProxy(t *testing.T, dsn string) (string, *proxy) {
+	u, err := url.Parse(dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.serve(ln)
+	p := newProxy(t, u.Host)
+	u.Host = p.addr
+	return u.String(), p
 }
 
 // With the database unreachable, DNS keeps answering from the index, the API
 // answers 503 SERVICE_UNAVAILABLE promptly, health says so; when it returns,
 // everything resumes.
 func TestDatabaseOutage(t *testing.T) {
-	dsn := storagetest.DSN(t, storage.Postgres)
-	u, _ := url.Parse(dsn)
-	p := newProxy(t, u.Host)
-	u.Host = p.addr
-	s := start(t, options{dialect: storage.Postgres, dsn: u.String()})
+	dsn, p := viaProxy(t, storagetest.DSN(t, storage.Postgres))
+	s := start(t, options{dialect: storage.Postgres, dsn: dsn})
 	_, key := s.account("pro")
 	h := s.must(201, "POST", "/api/v1/hostnames", key, map[string]any{"ip": "198.41.0.4", "label": "survivor"})
 

@@ -119,8 +119,15 @@ func (s *Store) Close() error {
 	return s.db.Close()
 }
 
-// Ping checks that the database answers.
-func (s *Store) Ping(ctx context.Context) error { return mapErr(s.db.PingContext(ctx)) }
+// Ping checks that the database answers. It runs a statement rather than
+// PingContext: database/sql retries a statement on another connection when
+// the pooled one it took turns out dead (closed by the server while idle: a
+// restart, pg_terminate_backend, an idle timeout), but hands a failed ping
+// back as is, which would report a database that answers as down.
+func (s *Store) Ping(ctx context.Context) error {
+	_, err := s.db.DB.ExecContext(ctx, "SELECT 1")
+	return mapErr(err)
+}
 
 // Reader is the read side, used outside any transaction.
 func (s *Store) Reader() Queries { return Queries{db: s.db, dialect: s.dialect} }
