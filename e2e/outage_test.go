@@ -23,6 +23,7 @@ type proxy struct {
 	mu           sync.Mutex
 	ln           net.Listener
 	down         bool
+	silent       bool // connections stay open and carry nothing: a frozen host
 	conns        map[net.Conn]bool
 }
 
@@ -48,6 +49,13 @@ func (p *proxy) serve(ln net.Listener) {
 			reset(c)
 			continue
 		}
+		if p.isSilent() {
+			p.mu.Lock()
+			p.conns[c] = true
+			p.mu.Unlock()
+			go io.Copy(io.Discard, c)
+			continue
+		}
 		up, err := net.Dial("tcp", p.target)
 		if err != nil {
 			reset(c)
@@ -62,9 +70,43 @@ func (p *proxy) serve(ln net.Listener) {
 		}
 		p.conns[c], p.conns[up] = true, true
 		p.mu.Unlock()
-		go func() { io.Copy(up, c); up.Close() }()
-		go func() { io.Copy(c, up); c.Close() }()
+		go p.pipe(up, c)
+		go p.pipe(c, up)
 	}
+}
+
+// pipe copies src to dst, holding what it reads while the proxy is silent.
+func (p *proxy) pipe(dst, src net.Conn) {
+	defer dst.Close()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		for n > 0 && p.isSilent() {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if n > 0 {
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (p *proxy) isSilent() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.silent
+}
+
+// silence stops every byte both ways, on open connections and new ones,
+// while keeping them all open, until restore.
+func (p *proxy) silence() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.silent = true
 }
 
 // reset closes c with a TCP reset, the nearest a listening port gets to
@@ -98,7 +140,7 @@ func (p *proxy) cut() {
 func (p *proxy) restore(*testing.T) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.down = false
+	p.down, p.silent = false, false
 }
 
 // close cuts for good and frees the port.
@@ -164,4 +206,35 @@ func TestDatabaseOutage(t *testing.T) {
 	if l := s.must(200, "GET", "/api/v1/hostnames", key, nil); len(l.body["hostnames"].([]any)) != 1 {
 		t.Fatalf("a refused write left something behind: %s", l.raw)
 	}
+}
+
+// A database that goes silent (a frozen host: connections open, nothing
+// answered) must not hang the API: requests answer 503 within the store's
+// stall bound, health within its own 2 s, DNS keeps answering, and all of
+// it resumes when the database speaks again.
+func TestDatabaseSilent(t *testing.T) {
+	t.Parallel()
+	dsn, p := viaProxy(t, storagetest.DSN(t, storage.Postgres))
+	s := start(t, options{dialect: storage.Postgres, dsn: dsn})
+	_, key := s.account("pro")
+	h := s.must(201, "POST", "/api/v1/hostnames", key, map[string]any{"ip": "198.41.0.4", "label": "frozen"})
+
+	p.silence()
+	t0 := time.Now()
+	if r := s.do("GET", "/api/health", "", nil); r.status != 503 || time.Since(t0) > 4*time.Second {
+		t.Errorf("health with a silent database: %d after %v: %s", r.status, time.Since(t0), r.raw)
+	}
+	for _, body := range []map[string]any{{"ip": "198.41.0.5"}, {"ip": "198.41.0.6"}} {
+		t0 := time.Now()
+		r := s.do("PUT", "/api/v1/hostnames/"+h.str("id"), key, body)
+		if r.status != 503 || r.str("code") != "SERVICE_UNAVAILABLE" || time.Since(t0) > 9*time.Second {
+			t.Errorf("update with a silent database: %d after %v: %s", r.status, time.Since(t0), r.raw)
+		}
+	}
+	s.resolves("frozen.example.org", dns.TypeA, "198.41.0.4")
+
+	p.restore(t)
+	eventually(t, 15*time.Second, func() bool { return s.do("GET", "/api/health", "", nil).status == 200 }, "health did not recover")
+	s.must(200, "PUT", "/api/v1/hostnames/"+h.str("id"), key, map[string]any{"ip": "198.41.0.7"})
+	s.resolves("frozen.example.org", dns.TypeA, "198.41.0.7")
 }

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lib/pq"
@@ -52,6 +53,7 @@ type Store struct {
 // For SQLite, dsn is a file path; for PostgreSQL, a lib/pq connection string.
 func Open(ctx context.Context, d Dialect, dsn string) (*Store, error) {
 	var db *bun.DB
+	stall := new(atomic.Int64)
 	switch d {
 	case SQLite:
 		if dir := filepath.Dir(dsn); dir != "" {
@@ -67,10 +69,12 @@ func Open(ctx context.Context, d Dialect, dsn string) (*Store, error) {
 		sqldb.SetMaxOpenConns(8)
 		db = bun.NewDB(sqldb, sqlitedialect.New())
 	case Postgres:
-		sqldb, err := sql.Open("postgres", dsn)
+		conn, err := pq.NewConnector(dsn)
 		if err != nil {
 			return nil, fmt.Errorf("storage: %w", err)
 		}
+		conn.Dialer(stallDialer{timeout: stall})
+		sqldb := sql.OpenDB(conn)
 		sqldb.SetMaxOpenConns(32)
 		sqldb.SetMaxIdleConns(16)
 		sqldb.SetConnMaxIdleTime(5 * time.Minute)
@@ -84,6 +88,7 @@ func Open(ctx context.Context, d Dialect, dsn string) (*Store, error) {
 		return nil, fmt.Errorf("storage: %w", mapErr(err))
 	}
 	if d == Postgres {
+		stall.Store(int64(stallTimeout))
 		s.notify = newNotifier(s)
 	}
 	return s, nil
@@ -124,9 +129,19 @@ func (s *Store) Close() error {
 // the pooled one it took turns out dead (closed by the server while idle: a
 // restart, pg_terminate_backend, an idle timeout), but hands a failed ping
 // back as is, which would report a database that answers as down.
+// It answers by ctx's deadline even when the database has gone silent.
 func (s *Store) Ping(ctx context.Context) error {
-	_, err := s.db.DB.ExecContext(ctx, "SELECT 1")
-	return mapErr(err)
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.db.DB.ExecContext(ctx, "SELECT 1")
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return mapErr(err)
+	case <-ctx.Done():
+		return fmt.Errorf("%w: %v", ErrUnavailable, ctx.Err())
+	}
 }
 
 // Reader is the read side, used outside any transaction.
