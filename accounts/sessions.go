@@ -58,39 +58,37 @@ func (s *Session) Operator() bool { return s.AccountID == "" }
 // RedeemSigninLink uses a sign-in token and starts a session for its
 // account; the returned secret goes into the browser's cookie.
 func (s *Service) RedeemSigninLink(ctx context.Context, token string) (secret string, sess *Session, err error) {
-	now := s.now()
-	secret = apikey.Random(32)
-	row := &storage.Session{ID: apikey.Hash(secret), ExpiresAt: now.Add(SessionTTL).UnixMilli(), CreatedAt: now.UnixMilli()}
-	_, err = s.store.Write(ctx, func(ctx context.Context, tx *storage.Tx) error {
-		if err := tx.PurgeDashboard(ctx, now.UnixMilli()); err != nil {
-			return err
-		}
+	return s.startSession(ctx, func(ctx context.Context, tx *storage.Tx, now time.Time) (string, error) {
 		id, err := tx.UseSigninLink(ctx, apikey.Hash(token), now.UnixMilli())
 		if errors.Is(err, storage.ErrNotFound) {
-			return problem.New(http.StatusUnauthorized, problem.CodeUnauthorized,
+			return "", problem.New(http.StatusUnauthorized, problem.CodeUnauthorized,
 				"this sign-in link is not valid: it was used already, it expired, or it was mistyped; ask your operator for a new one")
-		} else if err != nil {
-			return err
 		}
-		row.AccountID = id
-		return tx.InsertSession(ctx, row)
+		return id, err
 	})
-	if err != nil {
-		return "", nil, err
-	}
-	return secret, sessionOf(row), nil
 }
 
 // StartOperatorSession starts an operator session. The caller has checked
 // the admin token: this package does not hold it.
 func (s *Service) StartOperatorSession(ctx context.Context) (secret string, sess *Session, err error) {
+	return s.startSession(ctx, func(context.Context, *storage.Tx, time.Time) (string, error) { return "", nil })
+}
+
+// startSession writes a new session for the account claim names ("" for
+// the operator) in one transaction, clearing out expired sessions and links.
+func (s *Service) startSession(ctx context.Context, claim func(context.Context, *storage.Tx, time.Time) (string, error)) (string, *Session, error) {
 	now := s.now()
-	secret = apikey.Random(32)
+	secret := apikey.Random(32)
 	row := &storage.Session{ID: apikey.Hash(secret), ExpiresAt: now.Add(SessionTTL).UnixMilli(), CreatedAt: now.UnixMilli()}
-	_, err = s.store.Write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+	_, err := s.store.Write(ctx, func(ctx context.Context, tx *storage.Tx) error {
 		if err := tx.PurgeDashboard(ctx, now.UnixMilli()); err != nil {
 			return err
 		}
+		id, err := claim(ctx, tx, now)
+		if err != nil {
+			return err
+		}
+		row.AccountID = id
 		return tx.InsertSession(ctx, row)
 	})
 	if err != nil {

@@ -63,7 +63,19 @@ type process struct {
 // spawn runs the built binary on o's Corefile and waits until it is healthy.
 func spawn(t testing.TB, o options) (*server, *process) {
 	t.Helper()
+	s, p, _ := spawnEdited(t, o, nil)
+	return s, p
+}
+
+// spawnEdited is spawn with the Corefile changed by edit (if not nil)
+// before the binary reads it; it returns the Corefile's path too.
+func spawnEdited(t testing.TB, o options, edit func(string) string) (*server, *process, string) {
+	t.Helper()
 	text, s := corefile(t, &o)
+	if edit != nil {
+		text = edit(text)
+		s.corefile = text
+	}
 	path := filepath.Join(s.dir, "Corefile")
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
@@ -79,7 +91,7 @@ func spawn(t testing.TB, o options) (*server, *process) {
 	if err := s.waitReady(25 * time.Second); err != nil {
 		t.Fatalf("%v; server output:\n%s", err, p.output())
 	}
-	return s, p
+	return s, p, path
 }
 
 type lockedWriter struct{ p *process }

@@ -10,8 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -28,31 +26,6 @@ import (
 //
 // Helpers here are prefixed lifecycle so that they do not collide with
 // those of other files of the package.
-
-// lifecycleSpawn is spawn with the Corefile changed by edit before the
-// binary reads it; it returns the Corefile's path too.
-func lifecycleSpawn(t *testing.T, o options, edit func(string) string) (*server, *process, string) {
-	t.Helper()
-	text, s := corefile(t, &o)
-	text = edit(text)
-	s.corefile = text
-	path := filepath.Join(s.dir, "Corefile")
-	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	p := &process{out: new(bytes.Buffer)}
-	p.cmd = exec.Command(binary(t), "-conf", path)
-	p.cmd.Dir = s.dir
-	p.cmd.Stdout, p.cmd.Stderr = lockedWriter{p}, lockedWriter{p}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.kill(syscall.SIGKILL) })
-	if err := s.waitReady(25 * time.Second); err != nil {
-		t.Fatalf("%v; server output:\n%s", err, p.output())
-	}
-	return s, p, path
-}
 
 // lifecycleHeld is a create whose handler is running, blocked reading a
 // body the client has not sent yet: the client sent its headers with
@@ -274,7 +247,7 @@ func TestLifecycleSIGTERMDrains(t *testing.T) {
 // swap (and only it, once it settles), and the API keeps the same listener.
 func TestLifecycleCorefileReload(t *testing.T) {
 	t.Parallel()
-	s, p, path := lifecycleSpawn(t, options{}, func(c string) string {
+	s, p, path := spawnEdited(t, options{}, func(c string) string {
 		return strings.Replace(c, "  bind 127.0.0.1\n", "  bind 127.0.0.1\n  reload 2s 1s\n", 1)
 	})
 	_, key := s.account("pro", 100000)

@@ -46,13 +46,13 @@ func TestSecretsStayHidden(t *testing.T) {
 	if r := s.acmeSend(t, "POST", "/api/acme/update", bad.headers(""), acmeBody("subdomain", bad.user, "txt", strings.Repeat("w", 43))); r.status != 401 {
 		t.Fatalf("acme-dns update with a wrong password: %d %s", r.status, r.raw)
 	}
-	s.must(200, "DELETE", "/api/admin/keys/"+keyID(t, second), s.admin, nil)
+	s.must(200, "DELETE", "/api/admin/keys/"+keyIDOf(t, second), s.admin, nil)
 
 	secrets := map[string]string{
 		"admin token":         s.admin,
 		"API key":             key,
-		"API key secret":      keySecret(t, key),
-		"revoked key secret":  keySecret(t, second),
+		"API key secret":      secretOf(t, key),
+		"revoked key secret":  secretOf(t, second),
 		"DNS-01 password":     cred.pass,
 		"encryption key":      strings.TrimSpace(string(sealKey)),
 		"a wrong key guessed": key + "x",
@@ -75,22 +75,17 @@ func TestSecretsStayHidden(t *testing.T) {
 	}
 }
 
-func keySecret(t *testing.T, token string) string {
-	t.Helper()
-	_, secret, ok := apikey.Parse(token)
-	if !ok {
-		t.Fatalf("%q is not a key", token)
-	}
-	return secret
-}
+func keyIDOf(t *testing.T, token string) string  { id, _ := keyParts(t, token); return id }
+func secretOf(t *testing.T, token string) string { _, s := keyParts(t, token); return s }
 
-func keyID(t *testing.T, token string) string {
+// keyParts splits an API key into its id and its secret.
+func keyParts(t *testing.T, token string) (id, secret string) {
 	t.Helper()
-	id, _, ok := apikey.Parse(token)
+	id, secret, ok := apikey.Parse(token)
 	if !ok {
 		t.Fatalf("%q is not a key", token)
 	}
-	return id
+	return id, secret
 }
 
 // storeDump is every value of every table of a store, as text.
