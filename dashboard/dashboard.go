@@ -74,9 +74,31 @@ func New(cfg Config, a *accounts.Service, h *hostnames.Service, d *domains.Servi
 	m.HandleFunc("POST "+Prefix+"operator/accounts", dh.session(operatorOnly, dh.createAccount))
 	m.HandleFunc("POST "+Prefix+"operator/domains", dh.session(operatorOnly, dh.createDomain))
 	m.HandleFunc("POST "+Prefix+"operator/accounts/{id}/signin-link", dh.session(operatorOnly, dh.issueLink))
+	m.HandleFunc("GET "+Prefix+"operator/domains/{id}", dh.session(operatorOnly, dh.opDomainPage))
+	m.HandleFunc("POST "+Prefix+"operator/domains/{id}/dnssec", dh.session(operatorOnly, dh.enableDNSSEC))
+	m.HandleFunc("POST "+Prefix+"operator/domains/{id}/ds-published", dh.session(operatorOnly, dh.markDSPublished))
+	m.HandleFunc("POST "+Prefix+"operator/domains/{id}/caa", dh.session(operatorOnly, dh.setCAA))
+	m.HandleFunc("GET "+Prefix+"operator/accounts/{id}", dh.session(operatorOnly, dh.opAccountPage))
+	m.HandleFunc("POST "+Prefix+"operator/accounts/{id}/keys/{key}/revoke", dh.session(operatorOnly, dh.opRevokeKey))
+	if cfg.Profile == 2 { // the abuse actions are [P2], as their API routes are
+		m.HandleFunc("GET "+Prefix+"operator/hostnames", dh.session(operatorOnly, dh.opHostnamesPage))
+		m.HandleFunc("POST "+Prefix+"operator/hostnames/{id}/suspend", dh.session(operatorOnly, dh.opSuspend))
+		m.HandleFunc("POST "+Prefix+"operator/hostnames/{id}/restore", dh.session(operatorOnly, dh.opRestore))
+		m.HandleFunc("GET "+Prefix+"operator/hostnames/{id}/terminate", dh.session(operatorOnly, dh.opConfirmTerminate))
+		m.HandleFunc("POST "+Prefix+"operator/hostnames/{id}/terminate", dh.session(operatorOnly, dh.opTerminate))
+	}
 	m.HandleFunc("GET "+Prefix+"team", dh.session(teamOnly, dh.teamPage))
 	m.HandleFunc("POST "+Prefix+"team/keys", dh.session(teamOnly, dh.createKey))
 	m.HandleFunc("POST "+Prefix+"team/keys/{id}/revoke", dh.session(teamOnly, dh.revokeKey))
+	m.HandleFunc("POST "+Prefix+"team/hostnames", dh.session(teamOnly, dh.createHostname))
+	m.HandleFunc("GET "+Prefix+"team/hostnames/{id}", dh.session(teamOnly, dh.hostnamePage))
+	m.HandleFunc("POST "+Prefix+"team/hostnames/{id}/update", dh.session(teamOnly, dh.updateHostname))
+	m.HandleFunc("POST "+Prefix+"team/hostnames/{id}/renew", dh.session(teamOnly, dh.renewHostname))
+	m.HandleFunc("POST "+Prefix+"team/hostnames/{id}/release", dh.session(teamOnly, dh.releaseHostname))
+	m.HandleFunc("POST "+Prefix+"team/hostnames/{id}/records", dh.session(teamOnly, dh.createRecord))
+	m.HandleFunc("POST "+Prefix+"team/hostnames/{id}/records/{record}/delete", dh.session(teamOnly, dh.deleteRecord))
+	m.HandleFunc("POST "+Prefix+"team/hostnames/{id}/credential", dh.session(teamOnly, dh.createCredential))
+	m.HandleFunc("POST "+Prefix+"team/hostnames/{id}/diagnose", dh.session(teamOnly, dh.runDiagnose))
 	return dh
 }
 

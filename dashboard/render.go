@@ -47,7 +47,8 @@ var funcs = template.FuncMap{
 // pages are parsed once, each with the layout.
 var pages = func() map[string]*template.Template {
 	out := map[string]*template.Template{}
-	for _, name := range []string{"signin", "link", "operator", "team", "status"} {
+	for _, name := range []string{"signin", "link", "operator", "team", "status", "hostname",
+		"operator_domain", "operator_hostnames", "operator_account", "operator_terminate"} {
 		out[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
 	}
 	return out

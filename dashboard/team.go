@@ -8,6 +8,7 @@ import (
 
 	"github.com/hostmint/hostmint/access"
 	"github.com/hostmint/hostmint/accounts"
+	"github.com/hostmint/hostmint/hostnames"
 	"github.com/hostmint/hostmint/storage"
 )
 
@@ -42,6 +43,9 @@ type teamView struct {
 	Reaches   []reachOption
 	KeyForm   *form
 	NewKey    *newKey
+	HostForm  *form    // the new-hostname form
+	Domains   []string // [P2] the team's domains, for that form
+	CertModes []string // [P2]
 }
 
 // principal is who a team member acts as: the whole team with every scope,
@@ -94,7 +98,9 @@ func (h *Handler) renderTeam(w http.ResponseWriter, r *http.Request, v *visit, s
 			h.failed(w, r, err)
 			return
 		}
+		tv.CertModes = []string{hostnames.CertSelf, hostnames.CertManaged, hostnames.CertCSR}
 		for _, d := range ds {
+			tv.Domains = append(tv.Domains, d.Name)
 			tv.Reaches = append(tv.Reaches, reachOption{"domain:" + d.Name, "Domain " + d.Name})
 		}
 		for _, hn := range page.Hostnames {
@@ -105,6 +111,9 @@ func (h *Handler) renderTeam(w http.ResponseWriter, r *http.Request, v *visit, s
 		tv.KeyForm = newForm()
 		tv.KeyForm.Values["scope"] = strings.Join(tv.Scopes, "\n")
 		tv.KeyForm.Values["reach"] = "team"
+	}
+	if tv.HostForm == nil {
+		tv.HostForm = newForm()
 	}
 	tv.CSRF = v.csrf
 	h.render(w, status, "team", layout{Title: acct.Name, Who: acct.Name, CSRF: v.csrf, Page: tv})

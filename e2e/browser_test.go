@@ -14,6 +14,25 @@ import (
 // member through it against a real server and leaves screenshots of the
 // main pages in e2e/browser/screenshots.
 func TestDashboardInBrowser(t *testing.T) {
+	s := start(t, options{profile: 2})
+	browse(t, s, "dashboard.mjs")
+}
+
+// The operator's view in headless Chromium: e2e/browser/operator.mjs
+// enables DNSSEC, sets a CAA policy, suspends, restores and terminates a
+// team's hostnames and revokes a team's key against a real server. The
+// server has a cert_encryption_key_file: without one DNSSEC cannot be enabled.
+func TestDashboardOperatorInBrowser(t *testing.T) {
+	s := start(t, options{profile: 2, extra: []string{certKeyFile(t)}})
+	browse(t, s, "operator.mjs")
+}
+
+// browse runs one of e2e/browser's scripts against s and fails the test if
+// it fails. The script gets the API's URL, the admin token, the DNS address
+// (to check what DNS answers after an action), Chromium and where to leave
+// screenshots.
+func browse(t *testing.T, s *server, script string) {
+	t.Helper()
 	chromium := os.Getenv("CHROMIUM")
 	if chromium == "" {
 		chromium = "/usr/bin/chromium"
@@ -31,15 +50,15 @@ func TestDashboardInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := start(t, options{profile: 2})
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "dashboard.mjs")
+	cmd := exec.CommandContext(ctx, node, script)
 	cmd.Dir = "browser"
-	cmd.Env = append(os.Environ(), "HOSTMINT_URL="+s.api, "HOSTMINT_ADMIN="+s.admin, "SCREENSHOTS="+shots, "CHROMIUM="+chromium)
+	cmd.Env = append(os.Environ(), "HOSTMINT_URL="+s.api, "HOSTMINT_ADMIN="+s.admin, "SCREENSHOTS="+shots, "CHROMIUM="+chromium,
+		"HOSTMINT_DNS="+s.dnsAddr)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("dashboard.mjs: %v\n%s", err, out)
+		t.Fatalf("%s: %v\n%s", script, err, out)
 	}
 	t.Logf("%s", out)
 }

@@ -1,33 +1,22 @@
 // The dashboard walkthrough in a real browser: an operator signs in, creates a
 // team and its domain and issues a sign-in link; the member opens it, creates
 // a scoped key, the key works against the API, the member revokes it and the
-// API refuses it. Run by e2e/browser_test.go with the server's URL and admin
-// token; exits non-zero on the first failed step. Screenshots of the main
-// pages go to $SCREENSHOTS.
+// API refuses it; then the member creates a hostname in the browser, sees DNS
+// answer it, repoints it, adds a record, makes a DNS-01 credential, runs
+// diagnose and releases it, DNS following each step. Run by
+// e2e/browser_test.go with the server's URL, admin token and DNS address;
+// exits non-zero on the first failed step. Screenshots of the main pages go
+// to $SCREENSHOTS.
 //
-//   HOSTMINT_URL=http://127.0.0.1:8080 HOSTMINT_ADMIN=... SCREENSHOTS=./screenshots node dashboard.mjs
-import { chromium } from "playwright-core";
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
+//   HOSTMINT_URL=http://127.0.0.1:8080 HOSTMINT_ADMIN=... HOSTMINT_DNS=127.0.0.1:5353 \
+//     SCREENSHOTS=./screenshots node dashboard.mjs
+import { admin, api, base, check, need, shot, withBrowser } from "./lib.mjs";
+import { Resolver } from "node:dns/promises";
 
-const base = need("HOSTMINT_URL");
-const admin = need("HOSTMINT_ADMIN");
-const shots = process.env.SCREENSHOTS || "screenshots";
-mkdirSync(shots, { recursive: true });
-
-function need(name) {
-  const v = process.env[name];
-  if (!v) {
-    console.error(`${name} is not set`);
-    process.exit(2);
-  }
-  return v;
-}
-
-function check(ok, what) {
-  if (!ok) throw new Error(`check failed: ${what}`);
-  console.log(`ok: ${what}`);
-}
+// The server's own DNS listener, asked directly: what a client of the
+// hostname would be told.
+const resolver = new Resolver({ timeout: 1000, tries: 1 });
+resolver.setServers([need("HOSTMINT_DNS")]);
 
 // live waits until the nameservers serve a new hostname, so that the
 // screenshots show the state a member normally sees.
@@ -40,38 +29,30 @@ async function live(key, id) {
   throw new Error(`hostname ${id} never went live`);
 }
 
-async function shot(page, name) {
-  await page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
+// answers is what DNS says of name: its A records, or "NXDOMAIN".
+async function answers(name) {
+  try {
+    return (await resolver.resolve4(name)).sort().join(",");
+  } catch (err) {
+    if (err.code === "ENOTFOUND") return "NXDOMAIN";
+    return err.code;
+  }
 }
 
-// api calls the JSON API as curl would.
-async function api(method, path, key, body) {
-  const res = await fetch(base + path, {
-    method,
-    headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: res.status, body: await res.json().catch(() => null) };
+// dnsSays waits until DNS answers name with want (a change is served within
+// moments, not at once on every path).
+async function dnsSays(name, want, what) {
+  let got;
+  for (let i = 0; i < 100; i++) {
+    if ((got = await answers(name)) === want) break;
+    await new Promise((done) => setTimeout(done, 100));
+  }
+  check(got === want, `${what}: DNS answers ${name} with ${got}`);
 }
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  headless: true,
-  // Nothing but the server under test: this machine's network is closed,
-  // and Chromium's own background connections only slow it down.
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run"],
-});
-try {
-  await operatorAndMember();
-} catch (err) {
-  console.error(err);
-  process.exitCode = 1;
-} finally {
-  await browser.close();
-}
+await withBrowser(operatorAndMember);
 
-async function operatorAndMember() {
+async function operatorAndMember(browser) {
   // ---- the operator
   const opCtx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const op = await opCtx.newPage();
@@ -157,6 +138,8 @@ async function operatorAndMember() {
   r = await api("GET", "/api/v1/hostnames", key);
   check(r.status === 401, `the revoked key is refused (${r.status})`);
 
+  await hostnameInBrowser(page);
+
   await page.getByRole("button", { name: "Sign out" }).click();
   await page.waitForURL("**/dashboard/signin");
   await page.goto(`${base}/dashboard/team`);
@@ -165,4 +148,58 @@ async function operatorAndMember() {
   await page.goto(link);
   await page.getByRole("button", { name: "Sign in" }).click();
   check(await page.getByRole("alert").isVisible(), "a used link is refused");
+}
+
+// hostnameInBrowser: the README walkthrough's hostname steps, from the team
+// view instead of curl, each checked in DNS.
+async function hostnameInBrowser(page) {
+  const name = "browser.acme.example.net";
+  await page.goto(`${base}/dashboard/team`);
+  await page.getByLabel("IP address").fill("not-an-ip");
+  await page.getByRole("button", { name: "Create hostname" }).click();
+  check(await page.locator("#host-ip-error").isVisible(), "a bad address is refused next to the field");
+  await page.getByLabel("IP address").fill("198.51.100.20");
+  await page.getByLabel("Subdomain").fill("browser");
+  await page.getByLabel("Domain", { exact: true }).selectOption("acme.example.net");
+  await page.getByRole("button", { name: "Create hostname" }).click();
+  await page.waitForURL("**/dashboard/team/hostnames/h_*");
+  check((await page.locator("h1").textContent()) === name, "the new hostname's page opens");
+  await dnsSays(name, "198.51.100.20", "created");
+
+  await page.getByLabel("New IP address").fill("198.51.100.21");
+  await page.getByRole("button", { name: "Update address" }).click();
+  await page.waitForURL("**/dashboard/team/hostnames/h_*");
+  check((await page.locator("#host-address").textContent()).includes("198.51.100.21"), "the page shows the new address");
+  await dnsSays(name, "198.51.100.21", "repointed");
+
+  // Records and credentials are for live hostnames: wait for the nameservers.
+  for (let i = 0; i < 100 && (await page.locator("#host-status").textContent()) !== "live"; i++) {
+    await new Promise((done) => setTimeout(done, 100));
+    await page.reload();
+  }
+  check((await page.locator("#host-status").textContent()) === "live", "the hostname reads live");
+  await page.getByText("New TXT record").click(); // the form is folded until asked for
+  await page.locator("#rec-TXT-text").fill("hello from the dashboard");
+  await page.getByRole("button", { name: "Add TXT record" }).click();
+  await page.waitForURL("**/dashboard/team/hostnames/h_*");
+  check(await page.getByRole("cell", { name: '"hello from the dashboard"', exact: true }).isVisible(), "the TXT record is listed");
+  const txt = await resolver.resolveTxt(name);
+  check(txt.some((t) => t.join("") === "hello from the dashboard"), "DNS serves the TXT record");
+
+  await page.getByRole("button", { name: "Create DNS-01 credential" }).click();
+  const password = await page.locator("#cred-password").inputValue();
+  check(password.length >= 32, "the DNS-01 password is shown once");
+  check(await page.getByRole("button", { name: "Copy" }).isVisible(), "with a copy button");
+  check((await page.locator("#cred-fulldomain").inputValue()) === `_acme-challenge.${name}`, "the full domain is shown");
+
+  await page.getByRole("button", { name: "Run diagnose" }).click();
+  check(await page.locator("#report-summary").isVisible(), "the diagnose report is shown");
+  check((await page.locator("#report tbody tr").count()) > 0, "with its checks and verdicts");
+  await shot(page, "hostname");
+
+  await page.getByRole("button", { name: "Release…" }).click();
+  await page.getByRole("button", { name: `Yes, release ${name}` }).click();
+  await page.waitForURL("**/dashboard/team");
+  check(page.url().endsWith("/dashboard/team"), "release returns to the team view");
+  await dnsSays(name, "NXDOMAIN", "released");
 }

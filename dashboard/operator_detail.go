@@ -1,0 +1,359 @@
+package dashboard
+
+import (
+	"cmp"
+	"context"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hostmint/hostmint/access"
+	"github.com/hostmint/hostmint/domains"
+	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/storage"
+)
+
+// The operator's detail pages: a domain (DNSSEC, DS, CAA), the hostnames of
+// any team with the abuse actions, and an account's keys. Each action calls
+// the method the admin API's handler for it calls, so the rules and the
+// messages are the API's.
+
+// opListed is how many hostnames the operator's list shows at once, newest
+// first; the page says how many there are in all.
+const opListed = 50
+
+func (h *Handler) renderOp(w http.ResponseWriter, status int, name, title string, v *visit, page any) {
+	h.render(w, status, name, layout{Title: title, Who: "Operator", CSRF: v.csrf, Operator: true, Page: page})
+}
+
+// ---- Domains ----
+
+type opDomainView struct {
+	CSRF      string
+	Domain    *storage.Domain
+	Owner     string
+	DS        []string
+	DNSSEC    *form // the enable and mark-published buttons' errors
+	CAAForm   *form
+	CAANotice string
+}
+
+// opDomain finds a domain by id; the rules have no single read, the API lists.
+func (h *Handler) opDomain(ctx context.Context, id string) (*storage.Domain, error) {
+	ds, err := h.domains.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for i := range ds {
+		if ds[i].ID == id {
+			return &ds[i], nil
+		}
+	}
+	return nil, problem.NotFound("Domain not found")
+}
+
+func (h *Handler) opDomainPage(w http.ResponseWriter, r *http.Request, v *visit) {
+	h.renderOpDomain(w, r, v, http.StatusOK, opDomainView{})
+}
+
+func (h *Handler) renderOpDomain(w http.ResponseWriter, r *http.Request, v *visit, status int, dv opDomainView) {
+	d, err := h.opDomain(r.Context(), r.PathValue("id"))
+	if err != nil {
+		h.failed(w, r, err)
+		return
+	}
+	dv.Domain, dv.DS = d, domains.DS(d)
+	if d.AccountID != "" {
+		if a, err := h.accounts.Get(r.Context(), d.AccountID); err == nil {
+			dv.Owner = a.Name
+		} else {
+			dv.Owner = d.AccountID
+		}
+	}
+	if dv.DNSSEC == nil {
+		dv.DNSSEC = newForm()
+	}
+	if dv.CAAForm == nil {
+		dv.CAAForm = newForm()
+		dv.CAAForm.Values["caa"] = strings.Join(domains.CAA(d), "\n")
+	}
+	dv.CSRF = v.csrf
+	h.renderOp(w, status, "operator_domain", d.Name, v, dv)
+}
+
+// opPatchDomain sends one change through the rules PATCH /api/admin/domains/{id}
+// calls; a rule's error is shown in f, under the field fields names.
+func (h *Handler) opPatchDomain(w http.ResponseWriter, r *http.Request, v *visit, in domains.Input, f *form, fields map[string]string, dv opDomainView) {
+	id := r.PathValue("id")
+	if _, err := h.domains.Patch(r.Context(), id, in); err != nil {
+		status, ok := f.fail(err, fields)
+		if !ok {
+			h.failed(w, r, err)
+			return
+		}
+		h.renderOpDomain(w, r, v, status, dv)
+		return
+	}
+	h.log.Info("dashboard: domain changed", "domain", id)
+	http.Redirect(w, r, Prefix+"operator/domains/"+id, http.StatusSeeOther)
+}
+
+// Every DNSSEC error belongs next to its buttons, whatever field it names.
+var dnssecFields = map[string]string{}
+
+func (h *Handler) enableDNSSEC(w http.ResponseWriter, r *http.Request, v *visit) {
+	on, f := true, newForm()
+	h.opPatchDomain(w, r, v, domains.Input{DNSSEC: &on}, f, dnssecFields, opDomainView{DNSSEC: f})
+}
+
+func (h *Handler) markDSPublished(w http.ResponseWriter, r *http.Request, v *visit) {
+	on, f := true, newForm()
+	h.opPatchDomain(w, r, v, domains.Input{DSPublished: &on}, f, dnssecFields, opDomainView{DNSSEC: f})
+}
+
+// setCAA replaces the CAA policy with the textarea's lines; no lines clears it.
+func (h *Handler) setCAA(w http.ResponseWriter, r *http.Request, v *visit) {
+	f := newForm()
+	f.Values["caa"] = r.PostFormValue("caa")
+	caa := []string{}
+	for _, line := range strings.Split(f.Values["caa"], "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			caa = append(caa, line)
+		}
+	}
+	h.opPatchDomain(w, r, v, domains.Input{CAA: &caa}, f, map[string]string{"caa": "caa"}, opDomainView{CAAForm: f})
+}
+
+// ---- Hostnames of any team ----
+
+type opHostRow struct {
+	storage.Hostname
+	State string
+	Team  string
+	Error string // the last action's error on this row
+}
+
+type opHostnamesView struct {
+	CSRF      string
+	Teams     []opTeam
+	Team      string // the filter, "" for every team
+	Hostnames []opHostRow
+	Total     int
+	Notice    string
+	Error     string // an action's error when its row is not listed
+}
+
+type opTeam struct{ ID, Name string }
+
+func (h *Handler) opHostnamesPage(w http.ResponseWriter, r *http.Request, v *visit) {
+	h.renderOpHostnames(w, r, v, http.StatusOK, r.URL.Query().Get("team"), opHostnamesView{})
+}
+
+// opHostnames is the newest hostnames of one team (or of every team, merged),
+// as the team's own list shows them, and how many there are in all.
+func (h *Handler) opHostnames(ctx context.Context, team string, teams []opTeam) ([]storage.Hostname, int, error) {
+	var all []storage.Hostname
+	total := 0
+	for _, t := range teams {
+		if team != "" && t.ID != team {
+			continue
+		}
+		page, err := h.hostnames.List(ctx, &access.Principal{AccountID: t.ID, Scopes: access.All()}, opListed, 0)
+		if err != nil {
+			return nil, 0, err
+		}
+		all = append(all, page.Hostnames...)
+		total += page.Total
+	}
+	slices.SortFunc(all, func(a, b storage.Hostname) int {
+		return cmp.Or(cmp.Compare(b.CreatedAt, a.CreatedAt), cmp.Compare(b.ID, a.ID))
+	})
+	if len(all) > opListed {
+		all = all[:opListed]
+	}
+	return all, total, nil
+}
+
+func (h *Handler) renderOpHostnames(w http.ResponseWriter, r *http.Request, v *visit, status int, team string, hv opHostnamesView) {
+	as, err := h.accounts.List(r.Context())
+	if err != nil {
+		h.failed(w, r, err)
+		return
+	}
+	names := map[string]string{}
+	for _, a := range as {
+		hv.Teams = append(hv.Teams, opTeam{a.ID, a.Name})
+		names[a.ID] = a.Name
+	}
+	if _, ok := names[team]; !ok {
+		team = ""
+	}
+	hv.Team = team
+	hs, total, err := h.opHostnames(r.Context(), team, hv.Teams)
+	if err != nil {
+		h.failed(w, r, err)
+		return
+	}
+	now := time.Now()
+	failedID := r.PathValue("id")
+	for _, hn := range hs {
+		row := opHostRow{Hostname: hn, State: h.hostnames.Status(&hn, now), Team: names[hn.AccountID]}
+		if hn.ID == failedID && hv.Error != "" {
+			row.Error, hv.Error = hv.Error, ""
+		}
+		hv.Hostnames = append(hv.Hostnames, row)
+	}
+	hv.Total = total
+	hv.CSRF = v.csrf
+	h.renderOp(w, status, "operator_hostnames", "Hostnames", v, hv)
+}
+
+// opAbuse runs one of the admin API's abuse actions and shows the list again,
+// with what happened.
+func (h *Handler) opAbuse(w http.ResponseWriter, r *http.Request, v *visit, verb, done string, action func(context.Context, string) (*storage.Hostname, error)) {
+	team := r.PostFormValue("team")
+	hn, err := action(r.Context(), r.PathValue("id"))
+	if err != nil {
+		p, ok := problem.As(err)
+		if !ok {
+			h.failed(w, r, err)
+			return
+		}
+		h.renderOpHostnames(w, r, v, p.Status, team, opHostnamesView{Error: p.Message})
+		return
+	}
+	h.log.Info("dashboard: abuse action", "action", verb, "hostname", hn.ID)
+	h.renderOpHostnames(w, r, v, http.StatusOK, team, opHostnamesView{Notice: hn.Name + " is " + done + "."})
+}
+
+func (h *Handler) opSuspend(w http.ResponseWriter, r *http.Request, v *visit) {
+	h.opAbuse(w, r, v, "suspend", "suspended", h.hostnames.Suspend)
+}
+
+func (h *Handler) opRestore(w http.ResponseWriter, r *http.Request, v *visit) {
+	h.opAbuse(w, r, v, "restore", "restored (pending until every nameserver serves it)", h.hostnames.Restore)
+}
+
+type opTerminateView struct {
+	CSRF     string
+	Hostname opHostRow
+	Team     string // the list's filter, to go back to
+}
+
+// opConfirmTerminate is the confirmation step before a termination, a page
+// of its own so that it needs no JavaScript.
+func (h *Handler) opConfirmTerminate(w http.ResponseWriter, r *http.Request, v *visit) {
+	team, id := r.URL.Query().Get("team"), r.PathValue("id")
+	as, err := h.accounts.List(r.Context())
+	if err != nil {
+		h.failed(w, r, err)
+		return
+	}
+	var teams []opTeam
+	for _, a := range as {
+		teams = append(teams, opTeam{a.ID, a.Name})
+	}
+	// Only a listed hostname can be confirmed: the rules read a hostname
+	// through its team, and the list (filtered as it was) is what the
+	// operator chose from.
+	hs, _, err := h.opHostnames(r.Context(), team, teams)
+	if err != nil {
+		h.failed(w, r, err)
+		return
+	}
+	for _, hn := range hs {
+		if hn.ID == id {
+			tv := opTerminateView{CSRF: v.csrf, Team: team, Hostname: opHostRow{Hostname: hn, State: h.hostnames.Status(&hn, time.Now())}}
+			for _, t := range teams {
+				if t.ID == hn.AccountID {
+					tv.Hostname.Team = t.Name
+				}
+			}
+			h.renderOp(w, http.StatusOK, "operator_terminate", "Terminate "+hn.Name, v, tv)
+			return
+		}
+	}
+	h.status(w, http.StatusNotFound, "Not found", "Hostname not found among the listed ones.")
+}
+
+// opTerminate terminates only when the confirmation page's form was
+// sent; any other post is sent to that page first.
+func (h *Handler) opTerminate(w http.ResponseWriter, r *http.Request, v *visit) {
+	if r.PostFormValue("confirm") != "yes" {
+		next := Prefix + "operator/hostnames/" + url.PathEscape(r.PathValue("id")) + "/terminate"
+		if team := r.PostFormValue("team"); team != "" {
+			next += "?team=" + url.QueryEscape(team)
+		}
+		http.Redirect(w, r, next, http.StatusSeeOther)
+		return
+	}
+	h.opAbuse(w, r, v, "terminate", "terminated", h.hostnames.Terminate)
+}
+
+// ---- An account's keys ----
+
+type opKeyRow struct {
+	storage.APIKey
+	Grants  []string
+	Expired bool
+}
+
+type opAccountView struct {
+	CSRF    string
+	Account *storage.Account
+	Keys    []opKeyRow
+	Notice  string
+	Error   string
+}
+
+func (h *Handler) opAccountPage(w http.ResponseWriter, r *http.Request, v *visit) {
+	h.renderOpAccount(w, r, v, http.StatusOK, opAccountView{})
+}
+
+func (h *Handler) renderOpAccount(w http.ResponseWriter, r *http.Request, v *visit, status int, av opAccountView) {
+	a, err := h.accounts.Get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		h.failed(w, r, err)
+		return
+	}
+	ks, err := h.accounts.Keys(r.Context(), a.ID)
+	if err != nil {
+		h.failed(w, r, err)
+		return
+	}
+	now := time.Now().UnixMilli()
+	for _, k := range ks {
+		row := opKeyRow{APIKey: k, Expired: k.ExpiresAt != 0 && k.ExpiresAt <= now}
+		for _, s := range access.ParseScopes(k.Scopes) {
+			reach := "the whole team"
+			switch {
+			case s.Hostname != "":
+				reach = "hostname " + s.Hostname
+			case s.Domain != "":
+				reach = "domain " + s.Domain
+			}
+			row.Grants = append(row.Grants, s.Scope+" on "+reach)
+		}
+		av.Keys = append(av.Keys, row)
+	}
+	av.Account, av.CSRF = a, v.csrf
+	h.renderOp(w, status, "operator_account", a.Name, v, av)
+}
+
+// opRevokeKey revokes through the rule DELETE /api/admin/keys/{key_id} calls.
+func (h *Handler) opRevokeKey(w http.ResponseWriter, r *http.Request, v *visit) {
+	key := r.PathValue("key")
+	if err := h.accounts.RevokeKey(r.Context(), key); err != nil {
+		p, ok := problem.As(err)
+		if !ok {
+			h.failed(w, r, err)
+			return
+		}
+		h.renderOpAccount(w, r, v, p.Status, opAccountView{Error: p.Message})
+		return
+	}
+	h.log.Info("dashboard: key revoked by the operator", "key", key)
+	h.renderOpAccount(w, r, v, http.StatusOK, opAccountView{Notice: "Key " + key + " is revoked; it no longer authenticates."})
+}

@@ -1,0 +1,123 @@
+// The operator's view in a real browser: the operator signs in, creates a
+// team and its domain, enables DNSSEC and reads the DS to give the parent,
+// marks it published, sets a CAA policy (a bad line refused next to the
+// field), suspends, restores and (after a confirmation) terminates a team's
+// hostnames, and revokes a team's key; each step is checked through the API
+// too. Run by e2e/browser_test.go against a server with a
+// cert_encryption_key_file; exits non-zero on the first failed step.
+// Screenshots go to $SCREENSHOTS.
+//
+//   HOSTMINT_URL=http://127.0.0.1:8080 HOSTMINT_ADMIN=... SCREENSHOTS=./screenshots node operator.mjs
+import { admin, api, base, check, shot, withBrowser } from "./lib.mjs";
+
+async function adminDomain(name) {
+  const r = await api("GET", "/api/admin/domains", admin);
+  return r.body.domains.find((d) => d.name === name);
+}
+
+await withBrowser(operator);
+
+async function operator(browser) {
+  const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const op = await ctx.newPage();
+  await op.goto(`${base}/dashboard/signin`);
+  await op.getByLabel("Admin token").fill(admin);
+  await op.getByRole("button", { name: "Sign in as operator" }).click();
+  await op.waitForURL("**/dashboard/operator");
+
+  // ---- a team and its domain
+  await op.locator("#account-name").fill("Globex");
+  await op.locator("#account-plan").fill("team");
+  await op.getByRole("button", { name: "Create team" }).click();
+  await op.waitForURL("**/dashboard/operator");
+  await op.locator("#domain-name").fill("globex.example.net");
+  await op.locator("#domain-owner").selectOption({ label: "Globex" });
+  await op.getByRole("button", { name: "Add domain" }).click();
+  await op.waitForURL("**/dashboard/operator");
+  check(await op.getByRole("link", { name: "globex.example.net" }).isVisible(), "the domain is listed with a link");
+
+  // ---- DNSSEC: enable, the DS to give the parent, mark it published
+  await op.getByRole("link", { name: "globex.example.net" }).click();
+  await op.waitForURL("**/dashboard/operator/domains/*");
+  const domainURL = op.url();
+  check((await op.locator("h1").textContent()) === "globex.example.net", "the domain's page opens");
+  await op.getByRole("button", { name: "Enable DNSSEC" }).click();
+  await op.waitForURL(domainURL);
+  const ds = await op.getByLabel("DS record").first().inputValue();
+  check(/^globex\.example\.net\.\s+\d+\s+IN\s+DS\s+\d+ 13 2 [0-9A-F]{64}$/i.test(ds), `the DS is shown (${ds})`);
+  let d = await adminDomain("globex.example.net");
+  check(d.dnssec === true && d.ds[0] === ds, "the API reports the zone signed, with the same DS");
+  check(await op.getByRole("button", { name: "Copy" }).isVisible(), "the DS has a copy button");
+  await op.getByRole("button", { name: "Mark DS published" }).click();
+  await op.waitForURL(domainURL);
+  check(await op.getByText("DS published at the parent").isVisible(), "the DS is marked published");
+  check((await adminDomain("globex.example.net")).ds_published === true, "the API reports ds_published");
+
+  // ---- CAA policy: a bad line is refused next to the field, then one is set
+  const caa = op.getByLabel("CAA records, one a line");
+  await caa.fill('0 issue "letsencrypt.org"\n0 nonsense "x"');
+  await op.getByRole("button", { name: "Save CAA policy" }).click();
+  check(await op.locator("#caa-error").isVisible(), "a bad CAA line is refused next to the field");
+  check((await op.locator("#caa-error").textContent()).includes("caa[1]"), "the error names the line, as the API does");
+  check((await adminDomain("globex.example.net")).caa.length === 0, "the refused policy was not saved");
+  await caa.fill('0 issue "letsencrypt.org"\n0 iodef "mailto:security@globex.example.net"');
+  await op.getByRole("button", { name: "Save CAA policy" }).click();
+  await op.waitForURL(domainURL);
+  d = await adminDomain("globex.example.net");
+  check(d.caa.length === 2 && d.caa[0] === '0 issue "letsencrypt.org"', "the API reports the CAA policy");
+  await shot(op, "operator-domain");
+
+  // ---- a team's hostnames: suspend, restore, terminate
+  const team = (await api("GET", "/api/admin/domains", admin)).body.domains.find((x) => x.name === "globex.example.net").account_id;
+  let r = await api("POST", `/api/admin/accounts/${team}/keys`, admin, { name: "ci" });
+  check(r.status === 201, `a team key is made through the admin API (${r.status})`);
+  const key = r.body.key;
+  const keyID = r.body.id;
+  r = await api("POST", "/api/v1/hostnames", key, { ip: "198.51.100.8", subdomain: "shop" });
+  check(r.status === 201, `the team mints a hostname (${r.status})`);
+  const shop = r.body;
+  r = await api("POST", "/api/v1/hostnames", key, { ip: "198.51.100.9", subdomain: "spam" });
+  check(r.status === 201, `the team mints another (${r.status})`);
+  const spam = r.body;
+
+  await op.goto(`${base}/dashboard/operator`);
+  await op.getByRole("link", { name: "Hostnames of every team" }).click();
+  await op.waitForURL("**/dashboard/operator/hostnames");
+  check(await op.getByText("Showing 2 of 2").isVisible(), "the list says how many it shows");
+  await op.getByLabel("Team").selectOption({ label: "Globex" });
+  await op.getByRole("button", { name: "Show" }).click();
+  await op.waitForURL(`**/dashboard/operator/hostnames?team=${team}`);
+  await op.getByRole("button", { name: `Suspend ${shop.hostname}` }).click();
+  check(await op.getByText(`${shop.hostname} is suspended.`).isVisible(), "the hostname is suspended");
+  check((await api("GET", `/api/v1/hostnames/${shop.id}`, key)).body.status === "suspended", "the API reports it suspended");
+  await shot(op, "operator-hostnames");
+  await op.getByRole("button", { name: `Restore ${shop.hostname}` }).click();
+  check(await op.getByText(`${shop.hostname} is restored`).isVisible(), "the hostname is restored");
+  const st = (await api("GET", `/api/v1/hostnames/${shop.id}`, key)).body.status;
+  check(st === "pending" || st === "live", `the API reports it back (${st})`);
+
+  await op.getByRole("link", { name: `Terminate ${spam.hostname}…` }).click();
+  await op.waitForURL(`**/dashboard/operator/hostnames/${spam.id}/terminate?team=${team}`);
+  check(await op.getByRole("heading", { name: `Terminate ${spam.hostname}?` }).isVisible(), "termination asks first");
+  await shot(op, "operator-terminate");
+  await op.getByRole("button", { name: `Terminate ${spam.hostname}` }).click();
+  check(await op.getByText(`${spam.hostname} is terminated.`).isVisible(), "the hostname is terminated");
+  check((await api("GET", `/api/v1/hostnames/${spam.id}`, key)).body.status === "terminated", "the API reports it terminated");
+
+  // ---- a team's keys: listed without the secret, revoked
+  await op.goto(`${base}/dashboard/operator`);
+  await op.getByRole("link", { name: "Globex", exact: true }).click();
+  await op.waitForURL(`**/dashboard/operator/accounts/${team}`);
+  check(await op.getByRole("rowheader", { name: "ci" }).isVisible(), "the team's key is listed");
+  check((await op.locator("body").textContent()).includes(key) === false, "the key's secret is not shown");
+  await shot(op, "operator-account");
+  check((await api("GET", "/api/v1/hostnames", key)).status === 200, "the key works before it is revoked");
+  await op.getByRole("button", { name: `Revoke key ci (${keyID})` }).click();
+  check(await op.getByText(`Key ${keyID} is revoked`).isVisible(), "the key is revoked");
+  check((await api("GET", "/api/v1/hostnames", key)).status === 401, "the revoked key is refused");
+
+  // ---- on a phone
+  await op.setViewportSize({ width: 390, height: 844 });
+  await op.goto(domainURL);
+  await shot(op, "operator-domain-phone");
+}
