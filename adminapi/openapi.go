@@ -63,8 +63,12 @@ func (s *Server) openAPI() map[string]any {
 		}
 		resp[fmt.Sprint(r.ok)] = ok
 		for _, st := range r.errors {
-			resp[fmt.Sprint(st)] = map[string]any{"description": statusText[st],
-				"content": map[string]any{"application/json": map[string]any{"schema": ref("Error")}}}
+			// A raw route's errors are in its own type (dyndns2 answers text).
+			content := map[string]any{"application/json": map[string]any{"schema": ref("Error")}}
+			if r.rawType != "" {
+				content = map[string]any{r.rawType: map[string]any{"schema": str("")}}
+			}
+			resp[fmt.Sprint(st)] = map[string]any{"description": statusText[st], "content": content}
 		}
 		op["responses"] = resp
 		if paths[r.path] == nil {

@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"reflect"
 	"strings"
 	"time"
@@ -44,6 +45,9 @@ type Config struct {
 	AdminToken string
 	// Health reports why the service is not ready, nil when it is.
 	Health func(ctx context.Context) error
+	// TrustedProxies are the peers whose X-Forwarded-For is believed when
+	// the client's own address is needed (dyndns2 without myip, /myip).
+	TrustedProxies []netip.Prefix
 }
 
 // Server serves the API.

@@ -136,10 +136,16 @@ func (s *Service) updateP1(ctx context.Context, p *access.Principal, id string, 
 		if err != nil {
 			return err
 		}
-		if addr.class == addrclass.Private && acct.Plan != PlanBusiness {
-			return problem.Forbidden("private and reserved addresses need the Business plan (this account is on %s)", acct.Plan)
-		}
-		h.IP, h.Addrs = addr.text, addr.text
-		return s.touch(ctx, tx, acct, h)
+		return s.setP1(ctx, tx, h, acct, addr)
 	})
+}
+
+// setP1 points a profile-1 hostname at addr, under the plan gate, and
+// renews it: shared by PUT and dyndns2, so both apply the same rules.
+func (s *Service) setP1(ctx context.Context, tx *storage.Tx, h *storage.Hostname, acct *storage.Account, addr parsedIP) error {
+	if addr.class == addrclass.Private && acct.Plan != PlanBusiness {
+		return problem.Forbidden("private and reserved addresses need the Business plan (this account is on %s)", acct.Plan)
+	}
+	h.IP, h.Addrs = addr.text, addr.text
+	return s.touch(ctx, tx, acct, h)
 }

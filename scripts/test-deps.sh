@@ -2,7 +2,8 @@
 # Installs and starts what the test suite needs, where it is missing:
 # PostgreSQL on 127.0.0.1:5432 (trust auth, database "test"), dig and delv,
 # the ACME pieces: Pebble (a test CA), certbot and the lego CLI; dnsperf (make bench);
-# chromium and node with playwright-core (the dashboard's browser test).
+# chromium and node with playwright-core (the dashboard's browser test);
+# ddclient (the dyndns2 client test, e2e/dyndns_test.go).
 # Safe to run again; needs root (or sudo) only when something is missing.
 set -euo pipefail
 
@@ -18,6 +19,7 @@ command -v dnsperf >/dev/null || missing+=(dnsperf)
 command -v chromium >/dev/null || missing+=(chromium)
 command -v node >/dev/null || missing+=(nodejs)
 command -v npm >/dev/null || missing+=(npm)
+command -v ddclient >/dev/null || missing+=(ddclient)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "test-deps: installing ${missing[*]}"
   sudo_ apt-get update -qq

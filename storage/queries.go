@@ -126,6 +126,13 @@ func (q Queries) Domain(ctx context.Context, id string) (*Domain, error) {
 	return d, mapErr(err)
 }
 
+// DomainByName reads one domain by its name (lowercase, no trailing dot).
+func (q Queries) DomainByName(ctx context.Context, name string) (*Domain, error) {
+	d := new(Domain)
+	err := q.db.NewSelect().Model(d).Where("name = ?", name).Scan(ctx)
+	return d, mapErr(err)
+}
+
 // Domains lists every domain, oldest first.
 func (q Queries) Domains(ctx context.Context) ([]Domain, error) {
 	var ds []Domain
@@ -165,6 +172,15 @@ func (q Queries) LockHostname(ctx context.Context, id string) (*Hostname, error)
 		sel = sel.For("UPDATE")
 	}
 	return h, mapErr(sel.Scan(ctx))
+}
+
+// HostnameByLabel reads the hostname that holds label on a domain and is
+// not released: at most one does (the hostnames_label index), and that
+// index answers the query, so a name is found without scanning names.
+func (q Queries) HostnameByLabel(ctx context.Context, domainID, label string) (*Hostname, error) {
+	h := new(Hostname)
+	err := q.db.NewSelect().Model(h).Where("domain_id = ? AND label = ? AND status <> ?", domainID, label, StatusReleased).Scan(ctx)
+	return h, mapErr(err)
 }
 
 // HostnamesByID reads the hostnames with the given ids (missing ones are

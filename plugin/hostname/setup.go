@@ -54,10 +54,11 @@ type config struct {
 	caps           map[string]int
 	blockedLabels  string
 	feedPoll       time.Duration
-	recordWrites   int           // [P2] recordWritePerMinute
-	certRenewAt    float64       // [P2] fraction of a managed certificate's life after which it is renewed
-	diagnoseBudget time.Duration // [P2] the time one diagnose report may take
-	diagnoses      int           // [P2] diagnose reports a minute per team
+	recordWrites   int            // [P2] recordWritePerMinute
+	certRenewAt    float64        // [P2] fraction of a managed certificate's life after which it is renewed
+	diagnoseBudget time.Duration  // [P2] the time one diagnose report may take
+	diagnoses      int            // [P2] diagnose reports a minute per team
+	trustedProxies []netip.Prefix // peers whose X-Forwarded-For names the client
 
 	// Read and checked now; used by the certificate and diagnose features.
 	acmeCAs     map[string]acmeCA
@@ -335,6 +336,18 @@ func parseOption(c *caddy.Controller, cfg *config) error {
 		}
 		ca.eabKid, ca.eabHMAC = args[1], args[2]
 		cfg.acmeCAs[args[0]] = ca
+	case "trusted_proxy":
+		// Repeatable, so a long list may be split over lines.
+		if err := need(1, -1); err != nil {
+			return err
+		}
+		for _, a := range args {
+			p, err := netip.ParsePrefix(a)
+			if err != nil {
+				return fmt.Errorf("trusted_proxy: %q is not a CIDR (such as 10.0.0.0/8 or 127.0.0.1/32)", a)
+			}
+			cfg.trustedProxies = append(cfg.trustedProxies, p.Masked())
+		}
 	case "acme_ca":
 		if err := need(2, 3); err != nil {
 			return err
@@ -479,7 +492,7 @@ func (h *Hostname) start() error {
 	}, logger)
 	accts := accounts.New(b.store, cfg.profile, b.auth)
 	srv := adminapi.New(adminapi.Config{
-		Profile: cfg.profile, BaseURL: cfg.baseURL, AdminToken: token,
+		Profile: cfg.profile, BaseURL: cfg.baseURL, AdminToken: token, TrustedProxies: cfg.trustedProxies,
 		Health: func(ctx context.Context) error { return health(ctx, b) },
 	}, hs, accts, b.auth, doms, logger)
 	// The dashboard shares the listener and calls the same rules as the API.

@@ -2,6 +2,7 @@ package hostname
 
 import (
 	"maps"
+	"net/netip"
 	"slices"
 	"testing"
 	"time"
@@ -243,6 +244,17 @@ func TestParse(t *testing.T) {
 		}},
 		{"blocked_labels no arg", block(minimal + "blocked_labels\n"), true, nil},
 
+		// trusted_proxy
+		{"trusted_proxy several, repeated, masked", block(minimal +
+			"trusted_proxy 127.0.0.1/32 10.1.2.3/8\ntrusted_proxy fd00::/8\n"), false, func(t *testing.T, cfg *config) {
+			want := []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("fd00::/8")}
+			if !slices.Equal(cfg.trustedProxies, want) {
+				t.Errorf("trustedProxies = %v, want %v", cfg.trustedProxies, want)
+			}
+		}},
+		{"trusted_proxy no argument", block(minimal + "trusted_proxy\n"), true, nil},
+		{"trusted_proxy bare address", block(minimal + "trusted_proxy 10.0.0.1\n"), true, nil},
+		{"trusted_proxy not a CIDR", block(minimal + "trusted_proxy proxy.example\n"), true, nil},
 		// acme_ca and acme_email
 		{"acme_ca letsencrypt and google with root", block(minimal +
 			"acme_ca letsencrypt https://acme-v02.api.letsencrypt.org/directory\n" +

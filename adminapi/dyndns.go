@@ -1,0 +1,234 @@
+package adminapi
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+
+	"github.com/hostmint/hostmint/access"
+	"github.com/hostmint/hostmint/addrclass"
+	"github.com/hostmint/hostmint/hostnames"
+	"github.com/hostmint/hostmint/problem"
+)
+
+// dyndns2 return codes. Routers and ddclient read these words, not HTTP
+// statuses: every answer but badauth is 200, one line per hostname.
+const (
+	dynGood     = "good"
+	dynNochg    = "nochg"
+	dynBadauth  = "badauth"
+	dynNohost   = "nohost"
+	dynNotFQDN  = "notfqdn"
+	dynNumhost  = "numhost"
+	dynBadagent = "badagent"
+	dynAbuse    = "abuse"
+	dynDNSErr   = "dnserr"
+	dynDonator  = "!donator"
+	dyn911      = "911"
+)
+
+// maxDynHosts is the most hostnames one dyndns2 request may name, as the
+// protocol's reference service allows.
+const maxDynHosts = 20
+
+// dynUpdate answers GET /nic/update: the dyndns2 protocol that routers,
+// ddclient and inadyn speak, over the same rules as PUT /api/v1/hostnames/{id}.
+func (s *Server) dynUpdate(w http.ResponseWriter, r *http.Request) {
+	// The password is an API key; the username is whatever the client's
+	// form insisted on (often the hostname) and means nothing here.
+	_, key, ok := r.BasicAuth()
+	if !ok || len(r.Header.Values("Authorization")) != 1 {
+		dynUnauthorized(w)
+		return
+	}
+	p, err := s.auth.Authenticate(r.Context(), "Bearer "+key)
+	if err != nil {
+		if pe, ok := problem.As(err); ok && pe.Status == http.StatusUnauthorized {
+			dynUnauthorized(w)
+			return
+		}
+		s.log.Warn("dyndns2: authenticating failed", "err", err)
+		writeText(w, http.StatusOK, dyn911)
+		return
+	}
+	q := r.URL.Query()
+	var names []string
+	if v := q.Get("hostname"); v != "" {
+		names = strings.Split(v, ",")
+	}
+	switch {
+	case len(names) == 0:
+		writeText(w, http.StatusOK, dynNotFQDN)
+		return
+	case len(names) > maxDynHosts:
+		writeText(w, http.StatusOK, dynNumhost)
+		return
+	}
+	addrs, ok := s.dynAddrs(r)
+	if !ok {
+		writeText(w, http.StatusOK, dynBadagent)
+		return
+	}
+	lines := make([]string, len(names))
+	for i, name := range names {
+		lines[i] = s.dynOne(r.Context(), p, strings.TrimSpace(name), addrs)
+	}
+	writeText(w, http.StatusOK, strings.Join(lines, "\n"))
+}
+
+// dynAddrs is the addresses a hostname is set to: the first IPv4 and the
+// first IPv6 of myip and myipv6 (profile 1: one of them, IPv4 first), or
+// the client's own address when neither is sent. ok is false when a value
+// is not an address.
+func (s *Server) dynAddrs(r *http.Request) (addrs []netip.Addr, ok bool) {
+	q := r.URL.Query()
+	var v4, v6 netip.Addr
+	var given []string
+	for _, field := range []string{"myip", "myipv6"} {
+		if v := q.Get(field); v != "" {
+			given = append(given, strings.Split(v, ",")...)
+		}
+	}
+	if len(given) == 0 {
+		a, ok := s.clientAddr(r)
+		if !ok {
+			return nil, false
+		}
+		given = []string{a.String()}
+	}
+	for _, g := range given {
+		a, err := addrclass.Parse(strings.TrimSpace(g))
+		if err != nil {
+			return nil, false
+		}
+		switch {
+		case a.Is4() && !v4.IsValid():
+			v4 = a
+		case a.Is6() && !v6.IsValid():
+			v6 = a
+		}
+	}
+	if v4.IsValid() {
+		addrs = append(addrs, v4)
+	}
+	if v6.IsValid() && (s.cfg.Profile != 1 || len(addrs) == 0) {
+		addrs = append(addrs, v6)
+	}
+	return addrs, true
+}
+
+// dynOne updates one hostname and answers its line.
+func (s *Server) dynOne(ctx context.Context, p *access.Principal, name string, addrs []netip.Addr) string {
+	h, err := s.hostnames.FindWritable(ctx, p, name)
+	if err == nil {
+		var changed bool
+		if h, changed, err = s.hostnames.SetAddrs(ctx, p, h.ID, addrs); err == nil {
+			word := dynNochg
+			if changed {
+				word = dynGood
+			}
+			return word + " " + h.Addrs
+		}
+	}
+	if errors.Is(err, hostnames.ErrNotName) {
+		return dynNotFQDN
+	}
+	pe, ok := problem.As(err)
+	if !ok {
+		s.log.Warn("dyndns2: update failed", "hostname", name, "err", err)
+		return dyn911
+	}
+	switch pe.Status {
+	case http.StatusNotFound:
+		return dynNohost
+	case http.StatusTooManyRequests:
+		return dynAbuse
+	case http.StatusConflict:
+		// The address class is fixed for life (released or terminated ones
+		// were found nohost above; a release in between lands here too).
+		return dynDNSErr
+	case http.StatusForbidden:
+		if s.cfg.Profile == 1 {
+			return dynDonator // the plan gate on private addresses
+		}
+		return dynAbuse // suspended while an abuse report is reviewed
+	case http.StatusBadRequest:
+		return dynBadagent
+	}
+	s.log.Warn("dyndns2: update failed", "hostname", name, "err", err)
+	return dyn911
+}
+
+func dynUnauthorized(w http.ResponseWriter) {
+	w.Header().Set("WWW-Authenticate", `Basic realm="hostmint"`)
+	writeText(w, http.StatusUnauthorized, dynBadauth)
+}
+
+// myIP answers GET /api/v1/myip: the caller's address as the dyndns2 route
+// would take it, for clients that ask before they update.
+func (s *Server) myIP(w http.ResponseWriter, r *http.Request) {
+	a, ok := s.clientAddr(r)
+	if !ok {
+		writeText(w, http.StatusBadRequest, "the client address is unknown")
+		return
+	}
+	writeText(w, http.StatusOK, a.String())
+}
+
+// clientAddr is the address the request came from: the TCP peer, unless the
+// peer is a trusted proxy; then the right-most X-Forwarded-For entry that is
+// not itself a trusted proxy. Entries left of it were written by the client
+// or by proxies we do not know, so they may be forged.
+func (s *Server) clientAddr(r *http.Request) (netip.Addr, bool) {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	peer, err := addrclass.Parse(host)
+	if err != nil {
+		return netip.Addr{}, false
+	}
+	if !s.trusted(peer) {
+		return peer, true
+	}
+	var hops []string
+	for _, v := range r.Header.Values("X-Forwarded-For") {
+		hops = append(hops, strings.Split(v, ",")...)
+	}
+	for i := len(hops) - 1; i >= 0; i-- {
+		a, err := addrclass.Parse(strings.TrimSpace(hops[i]))
+		if err != nil {
+			return netip.Addr{}, false // garbage from a proxy we trust
+		}
+		if !s.trusted(a) {
+			return a, true
+		}
+	}
+	// Only trusted proxies all the way: the left-most is as close to the
+	// client as we can see.
+	if len(hops) > 0 {
+		a, _ := addrclass.Parse(strings.TrimSpace(hops[0]))
+		return a, true
+	}
+	return peer, true
+}
+
+func (s *Server) trusted(a netip.Addr) bool {
+	for _, p := range s.cfg.TrustedProxies {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// writeText answers one or more lines of plain text.
+func writeText(w http.ResponseWriter, status int, body string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	w.Write([]byte(body + "\n"))
+}
