@@ -5,6 +5,7 @@ GO ?= go
 
 build:
 	$(GO) build -o bin/coredns ./coredns-build
+	$(GO) build -o bin/hostmint ./cmd/hostmint
 
 run: build
 	bin/coredns -conf Corefile.example

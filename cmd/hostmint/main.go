@@ -1,0 +1,171 @@
+// Command hostmint is the admin CLI beside the server (bin/coredns): it
+// moves a store between SQLite and PostgreSQL and backs up a SQLite store.
+// It holds no logic of its own; storage does the work.
+//
+//	hostmint migrate -from sqlite:data/hostmint.db -to postgres://user@host/db
+//	hostmint backup -from sqlite:data/hostmint.db -to backup.db
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+
+	"github.com/hostmint/hostmint/storage"
+)
+
+// Exit codes: 2 is a refusal (bad usage, a non-empty target) that changed
+// nothing, 1 a failure.
+const (
+	exitFail   = 1
+	exitRefuse = 2
+)
+
+const usage = `usage:
+  hostmint migrate -from STORE -to STORE   copy every row into an empty store
+  hostmint backup -from sqlite:PATH -to FILE   online backup of a SQLite store
+
+STORE is sqlite:PATH or a PostgreSQL URL (postgres://user@host:port/db?sslmode=disable).
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitRefuse
+	}
+	switch args[0] {
+	case "migrate":
+		return migrate(ctx, args[1:], stdout, stderr)
+	case "backup":
+		return backup(ctx, args[1:], stdout, stderr)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "hostmint: unknown command %q\n%s", args[0], usage)
+	return exitRefuse
+}
+
+// parseStore splits a STORE argument into a dialect and the DSN storage.Open takes.
+func parseStore(s string) (storage.Dialect, string, error) {
+	switch {
+	case strings.HasPrefix(s, "sqlite:"):
+		if p := strings.TrimPrefix(s, "sqlite:"); p != "" {
+			return storage.SQLite, p, nil
+		}
+	case strings.HasPrefix(s, "postgres://"), strings.HasPrefix(s, "postgresql://"):
+		return storage.Postgres, s, nil
+	}
+	return "", "", fmt.Errorf("store %q: want sqlite:PATH or postgres://...", s)
+}
+
+func flags(name string, args []string, stderr io.Writer) (from, to string, ok bool) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&from, "from", "", "source store")
+	fs.StringVar(&to, "to", "", "target")
+	if err := fs.Parse(args); err != nil {
+		return "", "", false
+	}
+	if from == "" || to == "" || fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "hostmint %s: -from and -to are required\n%s", name, usage)
+		return "", "", false
+	}
+	return from, to, true
+}
+
+func open(ctx context.Context, arg string) (*storage.Store, error) {
+	d, dsn, err := parseStore(arg)
+	if err != nil {
+		return nil, err
+	}
+	if d == storage.SQLite {
+		// Open creates a missing file; a typo in the source must not
+		// silently copy an empty store.
+		if _, err := os.Stat(dsn); err != nil {
+			return nil, err
+		}
+	}
+	return storage.Open(ctx, d, dsn)
+}
+
+func migrate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fromArg, toArg, ok := flags("migrate", args, stderr)
+	if !ok {
+		return exitRefuse
+	}
+	if _, _, err := parseStore(toArg); err != nil {
+		fmt.Fprintf(stderr, "hostmint migrate: %v\n", err)
+		return exitRefuse
+	}
+	from, err := open(ctx, fromArg)
+	if err != nil {
+		fmt.Fprintf(stderr, "hostmint migrate: source: %v\n", err)
+		return exitFail
+	}
+	defer from.Close()
+	// Open migrates the target's schema, so an empty database is enough.
+	d, dsn, _ := parseStore(toArg)
+	to, err := storage.Open(ctx, d, dsn)
+	if err != nil {
+		fmt.Fprintf(stderr, "hostmint migrate: target: %v\n", err)
+		return exitFail
+	}
+	defer to.Close()
+	counts, err := storage.Copy(ctx, from, to)
+	if errors.Is(err, storage.ErrTargetNotEmpty) {
+		fmt.Fprintf(stderr, "hostmint migrate: refusing: %v; nothing was copied (migrate into an empty database)\n", err)
+		return exitRefuse
+	}
+	if counts != nil {
+		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "table\tsource\ttarget\t")
+		for _, c := range counts {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t\n", c.Table, c.From, c.To)
+		}
+		tw.Flush()
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "hostmint migrate: %v\n", err)
+		return exitFail
+	}
+	fmt.Fprintf(stdout, "copied %s store into %s store; counts match\n", from.Dialect(), to.Dialect())
+	return 0
+}
+
+func backup(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fromArg, file, ok := flags("backup", args, stderr)
+	if !ok {
+		return exitRefuse
+	}
+	if d, _, err := parseStore(fromArg); err != nil || d != storage.SQLite {
+		fmt.Fprintf(stderr, "hostmint backup: -from must be sqlite:PATH (back up PostgreSQL with pg_dump)\n")
+		return exitRefuse
+	}
+	from, err := open(ctx, fromArg)
+	if err != nil {
+		fmt.Fprintf(stderr, "hostmint backup: %v\n", err)
+		return exitFail
+	}
+	defer from.Close()
+	if err := from.Backup(ctx, file); err != nil {
+		fmt.Fprintf(stderr, "hostmint backup: %v\n", err)
+		return exitFail
+	}
+	fmt.Fprintf(stdout, "backed up to %s\n", file)
+	return 0
+}
