@@ -14,9 +14,10 @@ import (
 const Version = "1.0.0"
 
 const intro = "Hostmint turns an IP address into a stable hostname on a domain it operates and serves that name " +
-	"from its own authoritative DNS. Requests and responses are JSON; request bodies are capped at 4KB; " +
+	"from its own authoritative DNS. Requests and responses are JSON (the dyndns2 routes and /api/v1/myip answer text); " +
+	"request bodies are capped at 4KB and the request line and header fields at 16KB (431); " +
 	"timestamps are UTC with milliseconds (2006-01-02T15:04:05.000Z); names are lowercase without a trailing dot. " +
-	"Every non-2xx answer is {error, code}."
+	"Every non-2xx answer of a JSON route is {error, code}."
 
 var pathParam = regexp.MustCompile(`\{([a-z_]+)\}`)
 
