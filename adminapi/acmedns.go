@@ -44,6 +44,10 @@ func (s *Server) acmeUpdate(c *call) (int, any, error) {
 	if err := readJSON(c.r, &req, false); err != nil {
 		return 0, nil, err
 	}
+	// Audited from here: the credential is checked before anything else
+	// and a 401 is never recorded, so an entry names a real credential.
+	user := c.r.Header.Get("X-Api-User")
+	c.r = s.audit(c.w, c.r, "acme:"+user, "", "credential:"+user)
 	err := s.hostnames.PublishChallenge(c.r.Context(), hostnames.ChallengeUpdate{
 		User: c.r.Header.Get("X-Api-User"), Key: c.r.Header.Get("X-Api-Key"), Subdomain: req.Subdomain, TXT: req.TXT,
 	})

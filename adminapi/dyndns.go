@@ -51,9 +51,11 @@ func (s *Server) dynUpdate(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.log.Warn("dyndns2: authenticating failed", "err", err)
+		noteCode(w, problem.CodeUnavailable)
 		writeText(w, http.StatusOK, dyn911)
 		return
 	}
+	r = s.audit(w, r, "key:"+p.KeyID, p.AccountID, "")
 	q := r.URL.Query()
 	var names []string
 	if v := q.Get("hostname"); v != "" {
@@ -61,20 +63,27 @@ func (s *Server) dynUpdate(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case len(names) == 0:
+		noteCode(w, problem.CodeBadRequest)
 		writeText(w, http.StatusOK, dynNotFQDN)
 		return
 	case len(names) > maxDynHosts:
+		noteCode(w, problem.CodeBadRequest)
 		writeText(w, http.StatusOK, dynNumhost)
 		return
 	}
 	addrs, ok := s.dynAddrs(r)
 	if !ok {
+		noteCode(w, problem.CodeBadRequest)
 		writeText(w, http.StatusOK, dynBadagent)
 		return
 	}
 	lines := make([]string, len(names))
 	for i, name := range names {
-		lines[i] = s.dynOne(r.Context(), p, strings.TrimSpace(name), addrs)
+		var code string
+		lines[i], code = s.dynOne(r.Context(), p, strings.TrimSpace(name), addrs)
+		if code != "" {
+			noteCode(w, code) // the first refusal, for the audit log and metrics
+		}
 	}
 	writeText(w, http.StatusOK, strings.Join(lines, "\n"))
 }
@@ -121,7 +130,7 @@ func (s *Server) dynAddrs(r *http.Request) (addrs []netip.Addr, ok bool) {
 }
 
 // dynOne updates one hostname and answers its line.
-func (s *Server) dynOne(ctx context.Context, p *access.Principal, name string, addrs []netip.Addr) string {
+func (s *Server) dynOne(ctx context.Context, p *access.Principal, name string, addrs []netip.Addr) (line, code string) {
 	h, err := s.hostnames.FindWritable(ctx, p, name)
 	if err == nil {
 		var changed bool
@@ -130,36 +139,36 @@ func (s *Server) dynOne(ctx context.Context, p *access.Principal, name string, a
 			if changed {
 				word = dynGood
 			}
-			return word + " " + h.Addrs
+			return word + " " + h.Addrs, ""
 		}
 	}
 	if errors.Is(err, hostnames.ErrNotName) {
-		return dynNotFQDN
+		return dynNotFQDN, problem.CodeBadRequest
 	}
 	pe, ok := problem.As(err)
 	if !ok {
 		s.log.Warn("dyndns2: update failed", "hostname", name, "err", err)
-		return dyn911
+		return dyn911, problem.CodeUnavailable
 	}
 	switch pe.Status {
 	case http.StatusNotFound:
-		return dynNohost
+		return dynNohost, pe.Code
 	case http.StatusTooManyRequests:
-		return dynAbuse
+		return dynAbuse, pe.Code
 	case http.StatusConflict:
 		// The address class is fixed for life (released or terminated ones
 		// were found nohost above; a release in between lands here too).
-		return dynDNSErr
+		return dynDNSErr, pe.Code
 	case http.StatusForbidden:
 		if s.cfg.Profile == 1 {
-			return dynDonator // the plan gate on private addresses
+			return dynDonator, pe.Code // the plan gate on private addresses
 		}
-		return dynAbuse // suspended while an abuse report is reviewed
+		return dynAbuse, pe.Code // suspended while an abuse report is reviewed
 	case http.StatusBadRequest:
-		return dynBadagent
+		return dynBadagent, pe.Code
 	}
 	s.log.Warn("dyndns2: update failed", "hostname", name, "err", err)
-	return dyn911
+	return dyn911, pe.Code
 }
 
 func dynUnauthorized(w http.ResponseWriter) {
@@ -176,6 +185,14 @@ func (s *Server) myIP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeText(w, http.StatusOK, a.String())
+}
+
+// ClientAddr is the address r came from, as clientAddr takes it; "" if unknown.
+func (s *Server) ClientAddr(r *http.Request) string {
+	if a, ok := s.clientAddr(r); ok {
+		return a.String()
+	}
+	return ""
 }
 
 // clientAddr is the address the request came from: the TCP peer, unless the

@@ -44,8 +44,7 @@ func (s *Server) openAPI() map[string]any {
 			params = append(params, map[string]any{"name": m[1], "in": "path", "required": true, "schema": str("")})
 		}
 		for _, q := range r.query {
-			params = append(params, map[string]any{"name": q.name, "in": "query", "description": q.doc,
-				"schema": map[string]any{"type": "integer", "default": q.def}})
+			params = append(params, map[string]any{"name": q.name, "in": "query", "description": q.doc, "schema": q.schema()})
 		}
 		if params != nil {
 			op["parameters"] = params
@@ -159,7 +158,7 @@ func (s *Server) llmsText() string {
 			b.WriteString("- Auth: none\n")
 		}
 		for _, q := range r.query {
-			fmt.Fprintf(&b, "- Query `%s` (integer, default %d): %s\n", q.name, q.def, q.doc)
+			fmt.Fprintf(&b, "- Query `%s` (%s): %s\n", q.name, q.describe(), q.doc)
 		}
 		if r.body != "" {
 			fmt.Fprintf(&b, "- Request body: %s (see Schemas)\n", r.body)
@@ -218,4 +217,24 @@ func typeName(p schema) string {
 		return strings.Join(t, " or ")
 	}
 	return "any"
+}
+
+func (q param) schema() map[string]any {
+	switch q.kind {
+	case "":
+		return map[string]any{"type": "integer", "default": q.def}
+	case "date-time":
+		return map[string]any{"type": "string", "format": "date-time"}
+	}
+	return map[string]any{"type": q.kind}
+}
+
+func (q param) describe() string {
+	switch q.kind {
+	case "":
+		return fmt.Sprintf("integer, default %d", q.def)
+	case "date-time":
+		return "RFC 3339 date-time"
+	}
+	return q.kind
 }

@@ -27,11 +27,19 @@ type route struct {
 	handle       handler
 	raw          http.HandlerFunc // instead of handle, for non-JSON answers
 	rawType      string           // content type of a raw answer
+	dyndns       bool             // a dyndns2 update: a write behind GET, with Basic auth
 }
+
+// The acme-dns routes, whose credentials are not the API's.
+const (
+	acmeUpdatePath   = "/api/acme/update"
+	acmeRegisterPath = "/api/acme/register"
+)
 
 type param struct {
 	name, doc string
 	def       int
+	kind      string // "": an integer with default def; else "string" or "date-time"
 }
 
 var (
@@ -58,7 +66,7 @@ func (s *Server) routeTable() []route {
 				"[P1] expired ones appear with status `expired`; [P2] terminated ones are left out, suspended ones shown. " +
 				"Listing renews nothing. [P2] The envelope carries total (neither released nor terminated: what can be listed), active (live or pending), the team's cap, " +
 				"and the limit and skip applied; another page exists when skip + limit < total.",
-			query: []param{{"limit", "Page size, clamped to 1..500", defaultLimit}, {"skip", "Hostnames to skip; below 0 is taken as 0", 0}},
+			query: []param{{name: "limit", doc: "Page size, clamped to 1..500", def: defaultLimit}, {name: "skip", doc: "Hostnames to skip; below 0 is taken as 0"}},
 			ok:    200, okSchema: "HostnameList", errors: []int{400, 401, 403, 500, 503}, handle: s.listHostnames},
 		{method: "GET", path: "/api/v1/hostnames/{id}", auth: authKey,
 			summary: "Read one hostname",
@@ -143,7 +151,7 @@ func (s *Server) routeTable() []route {
 				"201 with an acme-dns registration: give `username`, `password`, `subdomain` and `server_url` to an acme-dns " +
 				"client; the password is shown only here. At most 5 a hostname (400); the hostname must be live (409).",
 			ok: 201, okSchema: "Credential", errors: []int{400, 401, 403, 404, 409, 500, 503}, handle: s.createCredential},
-		{method: "POST", path: "/api/acme/update", summary: "Publish a DNS-01 challenge value (acme-dns)",
+		{method: "POST", path: acmeUpdatePath, summary: "Publish a DNS-01 challenge value (acme-dns)",
 			doc: "No bearer: headers `X-Api-User` (the credential's username) and `X-Api-Key` (its password). Body " +
 				"`{subdomain, txt}`, any or no Content-Type. `txt` is 43 characters of A-Z a-z 0-9 _ -. 200 `{\"txt\": value}`; " +
 				"the value is served at once as TXT at `_acme-challenge.<hostname>` (TTL 60): the two newest values, for 24 hours " +
@@ -152,7 +160,7 @@ func (s *Server) routeTable() []route {
 			ok: 200, okSchema: "ChallengeValue", errors: []int{400, 401, 403, 500, 503}, handle: s.acmeUpdate},
 		{method: "GET", path: "/api/acme/health", summary: "acme-dns health",
 			ok: 200, okSchema: "Health", errors: []int{503}, handle: s.acmeHealth},
-		{method: "POST", path: "/api/acme/register", summary: "Not offered: credentials come from the authenticated API",
+		{method: "POST", path: acmeRegisterPath, summary: "Not offered: credentials come from the authenticated API",
 			doc: "Always 501: create credentials with POST /api/v1/hostnames/{id}/acme-credential.",
 			ok:  501, errors: []int{501}, handle: s.acmeRegister},
 
@@ -170,10 +178,10 @@ func (s *Server) routeTable() []route {
 				"more than 20 hostnames: the single line `numhost`. [P2] An IPv4 and an IPv6 together become the hostname's A and " +
 				"AAAA; [P1] a hostname has one address, the IPv4 if one was given, else the IPv6. Missing or wrong credentials: " +
 				"401 `badauth` with WWW-Authenticate Basic.",
-			ok: 200, errors: []int{401}, raw: s.dynUpdate, rawType: "text/plain"},
+			ok: 200, errors: []int{401}, raw: s.dynUpdate, rawType: "text/plain", dyndns: true},
 		{method: "GET", path: "/api/nic/update", summary: "Dynamic DNS update (dyndns2), under /api",
 			doc: "The same as GET /nic/update, for routers whose form takes a path under /api.",
-			ok:  200, errors: []int{401}, raw: s.dynUpdate, rawType: "text/plain"},
+			ok:  200, errors: []int{401}, raw: s.dynUpdate, rawType: "text/plain", dyndns: true},
 		{method: "GET", path: "/api/v1/myip", summary: "The caller's address",
 			doc: "No auth. text/plain `<address>`: the address GET /nic/update takes when `myip` is not sent (the TCP peer, or " +
 				"behind a `trusted_proxy` the right-most X-Forwarded-For entry that is not a trusted proxy).",
@@ -228,6 +236,24 @@ func (s *Server) routeTable() []route {
 				"sealed at rest with cert_encryption_key_file; 501 without one) and answers the `ds` to publish at the parent; " +
 				"`ds_published: true` records that the parent has it (409 unless signed). `dnssec: false` unsigns (409 while ds_published).",
 			ok: 200, okSchema: "Domain", errors: append([]int{501}, adminErrors...), handle: s.patchDomain},
+		{method: "GET", path: "/api/admin/audit", auth: authAdmin, summary: "Read the audit log, newest first",
+			doc: "One entry per committed write through the API, the dashboard or the acme-dns update (written in the write's own " +
+				"transaction), and one per refused attempt by a caller who was authenticated (result: the error code). Unauthenticated " +
+				"requests (401) and requests the database could not take (503) are not recorded. No request body, secret or " +
+				"credential is in an entry. Entries older than the Corefile's `audit_retention` (default 90 days) are deleted. " +
+				"Filters combine; page with `cursor` set to the previous answer's `next_cursor`.",
+			query: []param{
+				{name: "actor", doc: "Only this actor: `admin`, `key:<key id>`, `acme:<username>`, `session:<account id>`, `session:operator`", kind: "string"},
+				{name: "account_id", doc: "Only writes acting for this account", kind: "string"},
+				{name: "action", doc: "Only this route, e.g. `POST /api/v1/hostnames`", kind: "string"},
+				{name: "object", doc: "Only this object, e.g. `hostname:<id>`", kind: "string"},
+				{name: "result", doc: "Only this result: `ok` or an error code", kind: "string"},
+				{name: "since", doc: "Only entries at or after this time (RFC 3339)", kind: "date-time"},
+				{name: "until", doc: "Only entries at or before this time (RFC 3339)", kind: "date-time"},
+				{name: "limit", doc: "Page size, clamped to 1..500", def: defaultLimit},
+				{name: "cursor", doc: "The `next_cursor` of the previous page; 0 or absent: the newest entries", def: 0},
+			},
+			ok: 200, okSchema: "AuditList", errors: adminErrors, handle: s.listAudit},
 		{method: "POST", path: "/api/admin/hostnames/{id}/suspend", profile: 2, auth: authAdmin,
 			summary: "Suspend a hostname while an abuse report is reviewed",
 			doc: "The name stops resolving; PUT and DELETE answer 403. Its address, target and DNS-01 credentials are kept. " +

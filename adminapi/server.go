@@ -26,6 +26,7 @@ import (
 	"github.com/hostmint/hostmint/access"
 
 	"github.com/hostmint/hostmint/accounts"
+	"github.com/hostmint/hostmint/audit"
 	"github.com/hostmint/hostmint/domains"
 	"github.com/hostmint/hostmint/hostnames"
 	"github.com/hostmint/hostmint/problem"
@@ -48,6 +49,10 @@ type Config struct {
 	// TrustedProxies are the peers whose X-Forwarded-For is believed when
 	// the client's own address is needed (dyndns2 without myip, /myip).
 	TrustedProxies []netip.Prefix
+	// Audit records writes and refused attempts; nil records nothing.
+	Audit *audit.Log
+	// Observe hears how every request was answered; nil for none.
+	Observe func(Outcome)
 }
 
 // Server serves the API.
@@ -68,8 +73,8 @@ func New(cfg Config, h *hostnames.Service, a *accounts.Service, auth *accounts.A
 	// Every route is documented (marked with its profile); only the
 	// deployment's profile's routes are served.
 	s.routes = s.routeTable()
-	for _, r := range s.routes {
-		if r.profile == 0 || r.profile == cfg.Profile {
+	for i := range s.routes {
+		if r := &s.routes[i]; r.profile == 0 || r.profile == cfg.Profile {
 			s.mux.Handle(r.method+" "+r.path, s.endpoint(r))
 		}
 	}
@@ -84,6 +89,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.mux.ServeHTTP(w, r) // sets the path values
 		return
 	}
+	out := &recorder{StatusWriter: audit.StatusWriter{ResponseWriter: w}}
+	defer s.finish(out, time.Now())
+	w = out
 	rec := &discard{header: http.Header{}}
 	h.ServeHTTP(rec, r)
 	if rec.status == http.StatusMethodNotAllowed {
@@ -108,14 +116,18 @@ func (d *discard) WriteHeader(status int)      { d.status = status }
 // call is what a handler gets: the request and who it acts for.
 type call struct {
 	r         *http.Request
-	principal *access.Principal // nil on admin and open routes
+	principal *access.Principal   // nil on admin and open routes
+	w         http.ResponseWriter // for the audit log
 }
 
 // handler answers with a status and a JSON body, or an error.
 type handler func(c *call) (int, any, error)
 
-func (s *Server) endpoint(rt route) http.Handler {
+func (s *Server) endpoint(rt *route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &recorder{StatusWriter: audit.StatusWriter{ResponseWriter: w}, route: rt}
+		defer s.finish(rec, time.Now())
+		w = rec
 		defer func() {
 			if v := recover(); v != nil {
 				if v == http.ErrAbortHandler {
@@ -142,12 +154,23 @@ func (s *Server) endpoint(rt route) http.Handler {
 				return
 			}
 			c.principal = p
+			if rt.writes() {
+				r = s.audit(w, r, "key:"+p.KeyID, p.AccountID, "")
+			}
 		case authAdmin:
 			if !s.isAdmin(r) {
 				s.writeError(w, r, problem.New(http.StatusUnauthorized, problem.CodeUnauthorized, "Missing or invalid admin token"))
 				return
 			}
+			if rt.writes() {
+				account := ""
+				if strings.HasPrefix(rt.path, "/api/admin/accounts/{id}") {
+					account = r.PathValue("id") // the account acted for
+				}
+				r = s.audit(w, r, "admin", account, "")
+			}
 		}
+		c.r, c.w = r, w
 		if strings.IndexByte(r.URL.Path, 0) >= 0 {
 			// %00 in the path: no id holds NUL, and the databases cannot be
 			// asked for one (see hasNUL).
@@ -208,6 +231,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			w.Header().Add(k, v)
 		}
 	}
+	noteCode(w, p.Code)
 	writeJSON(w, p.Status, errorBody{Error: p.Message, Code: p.Code})
 }
 

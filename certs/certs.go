@@ -49,6 +49,9 @@ type Config struct {
 	// RenewAt is the fraction of a managed certificate's lifetime after
 	// which it is renewed (default 2/3).
 	RenewAt float64
+	// Observe hears how each order ended: issued or not, and whether a
+	// certificate was held (a renewal). Nil for none.
+	Observe func(issued, renewal bool)
 }
 
 // Manager obtains, renews and revokes certificates.

@@ -213,6 +213,7 @@ func (m *Manager) served(fqdn, value string) bool {
 // issued stores what an order brought, if this node still holds the lease
 // it took (until): an order that outlived it may have been taken over.
 func (m *Manager) issued(ctx context.Context, c *storage.Certificate, h *storage.Hostname, ca string, res *certificate.Resource, key *ecdsa.PrivateKey, until int64) {
+	renewal := c.Chain != ""
 	leaf, err := leafOf(res.Certificate)
 	if err != nil {
 		m.fail(ctx, c, err)
@@ -277,10 +278,18 @@ func (m *Manager) issued(ctx context.Context, c *storage.Certificate, h *storage
 		return
 	}
 	m.log.Info("certificate issued", "hostname", h.Name, "ca", ca, "expires", leaf.NotAfter)
+	m.observe(true, renewal)
+}
+
+func (m *Manager) observe(issued, renewal bool) {
+	if m.cfg.Observe != nil {
+		m.cfg.Observe(issued, renewal)
+	}
 }
 
 func (m *Manager) fail(ctx context.Context, c *storage.Certificate, err error) {
 	m.log.Warn("certificate order failed; retrying later", "hostname", c.HostnameID, "err", err)
+	m.observe(false, c.Chain != "")
 	m.save(ctx, c, func(c *storage.Certificate) {
 		if c.Chain == "" || c.Status != storage.CertIssued {
 			c.Status = storage.CertFailed

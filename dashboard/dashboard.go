@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/hostmint/hostmint/accounts"
+	"github.com/hostmint/hostmint/audit"
 	"github.com/hostmint/hostmint/domains"
 	"github.com/hostmint/hostmint/hostnames"
 )
@@ -38,6 +39,11 @@ type Config struct {
 	Profile    int
 	BaseURL    string // an https origin makes the cookies Secure
 	AdminToken string
+	// Audit records the writes of form posts; nil records nothing.
+	Audit *audit.Log
+	// Address is the client's address for the audit log (as the API
+	// takes it, behind trusted proxies); nil: unknown.
+	Address func(*http.Request) string
 }
 
 // Handler serves the dashboard.

@@ -91,6 +91,10 @@ func (h *Handler) session(want role, page func(http.ResponseWriter, *http.Reques
 				"The form was not sent with this session's security token. Reload the page and try again.")
 			return
 		}
+		if r.Method == http.MethodPost {
+			h.audited(w, r, v, page)
+			return
+		}
 		page(w, r, v)
 	}
 }

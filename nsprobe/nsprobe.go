@@ -17,6 +17,8 @@ import (
 type Prober struct {
 	Servers []string // host:port
 	Timeout time.Duration
+	// Result hears each nameserver's answer to each probe; nil for none.
+	Result func(server string, served bool)
 }
 
 // Serves reports whether every nameserver answers name with exactly addrs
@@ -31,22 +33,19 @@ func (p *Prober) Serves(ctx context.Context, name string, addrs []netip.Addr) bo
 			v6 = append(v6, a)
 		}
 	}
-	ok := true
-	var mu sync.Mutex
+	served := make([]bool, len(p.Servers))
 	var wg sync.WaitGroup
-	for _, server := range p.Servers {
-		for qt, want := range map[uint16][]netip.Addr{dns.TypeA: v4, dns.TypeAAAA: v6} {
-			wg.Go(func() {
-				if !p.answers(ctx, server, dns.Fqdn(name), qt, want) {
-					mu.Lock()
-					ok = false
-					mu.Unlock()
-				}
-			})
-		}
+	for i, server := range p.Servers {
+		wg.Go(func() {
+			served[i] = p.answers(ctx, server, dns.Fqdn(name), dns.TypeA, v4) &&
+				p.answers(ctx, server, dns.Fqdn(name), dns.TypeAAAA, v6)
+			if p.Result != nil && ctx.Err() == nil {
+				p.Result(server, served[i])
+			}
+		})
 	}
 	wg.Wait()
-	return ok
+	return !slices.Contains(served, false)
 }
 
 func (p *Prober) answers(ctx context.Context, server, name string, qt uint16, want []netip.Addr) bool {

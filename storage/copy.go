@@ -27,13 +27,14 @@ var copyOrder = []string{
 	"certificates",
 	"dashboard_sessions",
 	"signin_links",
+	"audit_log",
 }
 
 // serialTables have a {{serial}} id. On PostgreSQL their sequence must be
 // moved past the copied ids, or the next insert collides with a copied row
 // (changes.id is the feed's sequence: it must continue, not restart).
 // SQLite's AUTOINCREMENT keeps sqlite_sequence up to date by itself.
-var serialTables = map[string]bool{"changes": true, "rate_events": true, "challenges": true}
+var serialTables = map[string]bool{"changes": true, "rate_events": true, "challenges": true, "audit_log": true}
 
 // copyBatch rows per INSERT: far below both dialects' limits on bound
 // parameters (SQLite 32766, PostgreSQL 65535) for the widest table.

@@ -170,6 +170,23 @@ CREATE TABLE signin_links (
 	created_at BIGINT NOT NULL
 );
 CREATE INDEX signin_links_expiry ON signin_links (expires_at)`},
+	// Read newest first, whole or by one actor, team or object; purged by age.
+	{8, "audit log", `
+CREATE TABLE audit_log (
+	id {{serial}},
+	at BIGINT NOT NULL,
+	actor TEXT NOT NULL,
+	account_id TEXT NOT NULL DEFAULT '',
+	action TEXT NOT NULL,
+	object TEXT NOT NULL DEFAULT '',
+	result TEXT NOT NULL,
+	status INTEGER NOT NULL,
+	address TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX audit_log_at ON audit_log (at);
+CREATE INDEX audit_log_actor ON audit_log (actor, id);
+CREATE INDEX audit_log_account ON audit_log (account_id, id);
+CREATE INDEX audit_log_object ON audit_log (object, id)`},
 }
 
 // dialectSQL fills in what the two dialects spell differently.

@@ -12,6 +12,7 @@ import (
 type Queries struct {
 	db      bun.IDB
 	dialect Dialect
+	tx      *Tx // the transaction these run in; nil for a Reader
 }
 
 // ---- accounts
@@ -19,6 +20,9 @@ type Queries struct {
 // InsertAccount inserts a.
 func (q Queries) InsertAccount(ctx context.Context, a *Account) error {
 	_, err := q.db.NewInsert().Model(a).Exec(ctx)
+	if err == nil {
+		q.made("account", a.ID)
+	}
 	return mapErr(err)
 }
 
@@ -59,6 +63,9 @@ func (q Queries) UpdateAccount(ctx context.Context, a *Account) error {
 // InsertKey inserts k.
 func (q Queries) InsertKey(ctx context.Context, k *APIKey) error {
 	_, err := q.db.NewInsert().Model(k).Exec(ctx)
+	if err == nil {
+		q.made("key", k.ID)
+	}
 	return mapErr(err)
 }
 
@@ -105,6 +112,9 @@ func (q Queries) RevokeKey(ctx context.Context, id string, now int64) error {
 // InsertDomain inserts d; ErrConflict if the name exists.
 func (q Queries) InsertDomain(ctx context.Context, d *Domain) error {
 	_, err := q.db.NewInsert().Model(d).Exec(ctx)
+	if err == nil {
+		q.made("domain", d.ID)
+	}
 	return mapErr(err)
 }
 
@@ -151,6 +161,9 @@ func (q Queries) UpdateDomain(ctx context.Context, d *Domain) error {
 // InsertHostname inserts h; ErrConflict if its label is taken on the domain.
 func (q Queries) InsertHostname(ctx context.Context, h *Hostname) error {
 	_, err := q.db.NewInsert().Model(h).Exec(ctx)
+	if err == nil {
+		q.made("hostname", h.ID)
+	}
 	return mapErr(err)
 }
 
@@ -393,6 +406,9 @@ func (q Queries) UpdateHostnameIf(ctx context.Context, h *Hostname, updatedAt in
 // InsertRecord inserts r.
 func (q Queries) InsertRecord(ctx context.Context, r *Record) error {
 	_, err := q.db.NewInsert().Model(r).Exec(ctx)
+	if err == nil {
+		q.made("record", r.ID)
+	}
 	return mapErr(err)
 }
 
@@ -453,6 +469,9 @@ func (q Queries) ScanRecords(ctx context.Context, fn func(*Record) error) error 
 // InsertCredential inserts c.
 func (q Queries) InsertCredential(ctx context.Context, c *Credential) error {
 	_, err := q.db.NewInsert().Model(c).Exec(ctx)
+	if err == nil {
+		q.made("credential", c.ID)
+	}
 	return mapErr(err)
 }
 
@@ -590,4 +609,32 @@ func (q Queries) InsertHostnames(ctx context.Context, hs []Hostname) error {
 	}
 	_, err := q.db.NewInsert().Model(&hs).Exec(ctx)
 	return mapErr(err)
+}
+
+// CertificateStats is what the certificates table holds, for monitoring.
+type CertificateStats struct {
+	ByStatus map[string]int
+	Soonest  int64 // the earliest expiry of an issued certificate, Unix ms; 0 if none
+	Expiring int   // issued certificates expiring before the soon given
+}
+
+// Certificates counts certificates by status and finds the issued ones
+// expiring before soon (Unix ms).
+func (q Queries) Certificates(ctx context.Context, soon int64) (CertificateStats, error) {
+	st := CertificateStats{ByStatus: map[string]int{}}
+	var rows []struct {
+		Status string `bun:"status"`
+		N      int    `bun:"n"`
+	}
+	if err := q.db.NewSelect().Model((*Certificate)(nil)).ColumnExpr("status, COUNT(*) AS n").Group("status").Scan(ctx, &rows); err != nil {
+		return st, mapErr(err)
+	}
+	for _, r := range rows {
+		st.ByStatus[r.Status] = r.N
+	}
+	err := q.db.NewSelect().Model((*Certificate)(nil)).
+		ColumnExpr("COALESCE(MIN(expires_at), 0)").
+		ColumnExpr("COUNT(CASE WHEN expires_at < ? THEN 1 END)", soon).
+		Where("status = ? AND expires_at > 0", CertIssued).Scan(ctx, &st.Soonest, &st.Expiring)
+	return st, mapErr(err)
 }

@@ -160,6 +160,8 @@ type Tx struct {
 	tx      bun.Tx
 	last    int64
 	changed map[string]bool
+	created string // the first object inserted, "<kind>:<id>", for the audit entry
+	touched string // the first object changed, likewise
 }
 
 // NotifyChannel is the PostgreSQL channel on which writes announce changes.
@@ -181,6 +183,9 @@ func (t *Tx) Changed(ctx context.Context, kind, ref string) error {
 	}
 	t.changed[key] = true
 	t.last = max(t.last, c.ID)
+	if t.touched == "" {
+		t.touched = kind + ":" + ref
+	}
 	return nil
 }
 
@@ -190,15 +195,19 @@ func (t *Tx) Changed(ctx context.Context, kind, ref string) error {
 func (s *Store) Write(ctx context.Context, fn func(ctx context.Context, tx *Tx) error) (int64, error) {
 	var last int64
 	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, btx bun.Tx) error {
-		t := &Tx{Queries: Queries{db: btx, dialect: s.dialect}, tx: btx}
+		t := &Tx{tx: btx}
+		t.Queries = Queries{db: btx, dialect: s.dialect, tx: t}
 		if err := fn(ctx, t); err != nil {
 			return err
 		}
 		last = t.last
-		return nil
+		return t.audit(ctx)
 	})
 	if err != nil {
 		return 0, mapErr(err)
+	}
+	if e, _ := ctx.Value(auditKey{}).(*AuditEntry); e != nil {
+		e.written++
 	}
 	if last > 0 {
 		if s.notify != nil {

@@ -258,7 +258,10 @@ func (ix *Index) loadZones(ctx context.Context, q storage.Queries, prev zoneSet)
 	for i := range ds {
 		d := &ds[i]
 		name := dns.Fqdn(d.Name)
-		z := &zone{name: name, id: d.ID, dnskey: d.DNSKEY}
+		z := &zone{name: name, id: d.ID, dnskey: d.DNSKEY, kind: kindPool}
+		if d.AccountID != "" {
+			z.kind = kindTeam
+		}
 		for _, c := range domains.CAA(d) {
 			if rr, err := dns.NewRR(name + " 300 IN CAA " + c); err == nil {
 				z.caa = append(z.caa, rr)

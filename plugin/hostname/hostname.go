@@ -49,18 +49,18 @@ func (h *Hostname) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Ms
 	z := h.index.zoneOf(qname)
 	if z == nil && !h.index.Loaded() && h.configured(qname) {
 		// Ours, but the zone set is not loaded yet: a refusal would mark us lame.
-		answersTotal.WithLabelValues("SERVFAIL").Inc()
+		countAnswer(dns.RcodeServerFailure, state.QType(), kindOutside)
 		return dns.RcodeServerFailure, nil
 	}
 	if z == nil {
 		if h.Next != nil {
 			return plugin.NextOrFailure(h.Name(), h.Next, ctx, w, r)
 		}
-		answersTotal.WithLabelValues("REFUSED").Inc()
+		countAnswer(dns.RcodeRefused, state.QType(), kindOutside)
 		return dns.RcodeRefused, nil
 	}
 	if !h.index.Loaded() {
-		answersTotal.WithLabelValues("SERVFAIL").Inc()
+		countAnswer(dns.RcodeServerFailure, state.QType(), z.kind)
 		return dns.RcodeServerFailure, nil
 	}
 
@@ -82,6 +82,6 @@ func (h *Hostname) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Ms
 		}
 	}
 	w.WriteMsg(m)
-	answersTotal.WithLabelValues(dns.RcodeToString[m.Rcode]).Inc()
+	countAnswer(m.Rcode, state.QType(), z.kind)
 	return dns.RcodeSuccess, nil
 }

@@ -48,6 +48,7 @@ type zone struct {
 	caa    []dns.RR // the domain's CAA policy, owner = name
 	signer *signer  // nil when the domain is not signed
 	dnskey string   // the DNSKEY the signer was made from
+	kind   string   // kindPool or kindTeam, for metrics
 }
 
 type zoneSet map[string]*zone

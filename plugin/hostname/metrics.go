@@ -1,30 +1,221 @@
 package hostname
 
 import (
+	"context"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
 	"github.com/coredns/coredns/plugin"
+	"github.com/hostmint/hostmint/adminapi"
+	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/storage"
+	"github.com/miekg/dns"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
 )
 
-var (
-	answersTotal = promauto.NewCounterVec(prometheus.CounterOpts{
-		Namespace: plugin.Namespace,
-		Subsystem: "hostname",
-		Name:      "answers_total",
-		Help:      "Answers given by the hostname plugin, by rcode.",
-	}, []string{"rcode"})
+// Every metric is documented in README.md (Metrics); deploy/grafana charts them.
 
-	signaturesTotal = promauto.NewCounter(prometheus.CounterOpts{
-		Namespace: plugin.Namespace,
-		Subsystem: "hostname",
-		Name:      "signatures_total",
-		Help:      "RRSIGs made (answers from the signature cache make none).",
-	})
-
-	indexSize = promauto.NewGaugeFunc(prometheus.GaugeOpts{
-		Namespace: plugin.Namespace,
-		Subsystem: "hostname",
-		Name:      "index_hostnames",
-		Help:      "Hostnames in the in-memory index of this node.",
-	}, func() float64 { return float64(currentIndexSize()) })
+// The kinds of zone an answer is given from: a pool domain ([P1]) or a
+// team's own domain ([P2]); outside is a name in no served zone.
+const (
+	kindPool    = "pool"
+	kindTeam    = "team"
+	kindOutside = "outside"
 )
+
+func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	return promauto.NewCounterVec(prometheus.CounterOpts{Namespace: plugin.Namespace, Subsystem: "hostname", Name: name, Help: help}, labels)
+}
+
+func gaugeFunc(name, help string, f func() float64) prometheus.GaugeFunc {
+	return promauto.NewGaugeFunc(prometheus.GaugeOpts{Namespace: plugin.Namespace, Subsystem: "hostname", Name: name, Help: help}, f)
+}
+
+var (
+	answersTotal = counterVec("answers_total",
+		"Answers given by the hostname plugin, by rcode, query type and kind of zone (pool, team, outside).", "rcode", "type", "kind")
+	signaturesTotal = promauto.NewCounter(prometheus.CounterOpts{Namespace: plugin.Namespace, Subsystem: "hostname",
+		Name: "signatures_total", Help: "RRSIGs made (answers from the signature cache make none)."})
+	_ = gaugeFunc("index_hostnames", "Hostnames in the in-memory index of this node.",
+		func() float64 { return float64(currentIndexSize()) })
+
+	_ = gaugeFunc("feed_last_change_id", "The id of the newest change this node has applied.",
+		func() float64 { return float64(feedStat(func(b *backend) int64 { return b.feed.Applied() })) })
+	feedLastAt = promauto.NewGauge(prometheus.GaugeOpts{Namespace: plugin.Namespace, Subsystem: "hostname",
+		Name: "feed_last_change_timestamp_seconds", Help: "When the newest change this node has applied was written (Unix seconds)."})
+	_ = gaugeFunc("feed_last_change_age_seconds", "Seconds since the newest change this node has applied was written.",
+		func() float64 {
+			if at := lastChangeAt.Load(); at > 0 {
+				return time.Since(time.UnixMilli(at)).Seconds()
+			}
+			return 0
+		})
+	feedLag = promauto.NewHistogram(prometheus.HistogramOpts{Namespace: plugin.Namespace, Subsystem: "hostname",
+		Name: "feed_lag_seconds", Help: "From a change's commit (on any node) to this node serving it.",
+		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}})
+	_ = gaugeFunc("store_up", "1 while this node's change feed reads the store, 0 when its last read failed.",
+		func() float64 {
+			return float64(feedStat(func(b *backend) int64 {
+				if b.feed.Err() == nil && b.feed.Loaded() {
+					return 1
+				}
+				return 0
+			}))
+		})
+
+	apiRequests = counterVec("api_requests_total", "HTTP API requests, by route and status.", "route", "status")
+	apiDuration = promauto.NewHistogramVec(prometheus.HistogramOpts{Namespace: plugin.Namespace, Subsystem: "hostname",
+		Name: "api_request_duration_seconds", Help: "HTTP API request latency, by route.",
+		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}}, []string{"route"})
+	authFailures = counterVec("api_auth_failures_total",
+		"Requests refused for missing or wrong credentials (401), by the credential the route takes: key, admin, acme-dns, basic.", "credential")
+	rateLimited = counterVec("api_rate_limited_total", "Requests refused by a team's rate limit or cap (RATE_LIMITED), by route.", "route")
+
+	certsByStatus = promauto.NewGaugeVec(prometheus.GaugeOpts{Namespace: plugin.Namespace, Subsystem: "hostname",
+		Name: "certificates", Help: "Certificates in the store, by status."}, []string{"status"})
+	certSoonest = promauto.NewGauge(prometheus.GaugeOpts{Namespace: plugin.Namespace, Subsystem: "hostname",
+		Name: "certificate_expiry_soonest_timestamp_seconds", Help: "When the issued certificate that expires first expires (Unix seconds); 0 if none."})
+	certExpiring = promauto.NewGauge(prometheus.GaugeOpts{Namespace: plugin.Namespace, Subsystem: "hostname",
+		Name: "certificates_expiring", Help: "Issued certificates that expire within 7 days."})
+	certOrders = counterVec("certificate_orders_total",
+		"Certificate orders this node completed, by result (issued, failed) and kind (first, renewal).", "result", "kind")
+
+	nsProbes = counterVec("nameserver_probes_total",
+		"[P2] Probes of the service's nameservers for pending hostnames, by nameserver and result (served, not_served).", "nameserver", "result")
+
+	auditFailures = promauto.NewCounter(prometheus.CounterOpts{Namespace: plugin.Namespace, Subsystem: "hostname",
+		Name: "audit_write_failures_total", Help: "Refused attempts that could not be recorded in the audit log."})
+)
+
+// lastChangeAt is when the newest change applied was written (Unix ms).
+var lastChangeAt atomic.Int64
+
+// countAnswer counts one answer.
+func countAnswer(rcode int, qtype uint16, kind string) {
+	answersTotal.WithLabelValues(dns.RcodeToString[rcode], typeLabel(qtype), kind).Inc()
+}
+
+// typeLabel names qtype for the answers metric: the types a client of this
+// service asks for, "other" for the rest, so that random types cannot grow
+// the number of series without bound.
+func typeLabel(qtype uint16) string {
+	switch qtype {
+	case dns.TypeA, dns.TypeAAAA, dns.TypeTXT, dns.TypeCAA, dns.TypeMX, dns.TypeSRV, dns.TypeTLSA, dns.TypeSSHFP,
+		dns.TypeHTTPS, dns.TypeSVCB, dns.TypeNS, dns.TypeSOA, dns.TypeDNSKEY, dns.TypeDS, dns.TypeNSEC, dns.TypeCNAME,
+		dns.TypeANY, dns.TypePTR:
+		return dns.TypeToString[qtype]
+	}
+	return "other"
+}
+
+// observeAPI turns an API request's outcome into metrics.
+func observeAPI(o adminapi.Outcome) {
+	route := o.Route
+	if route == "" {
+		route = "other"
+	}
+	apiRequests.WithLabelValues(route, strconv.Itoa(o.Status)).Inc()
+	apiDuration.WithLabelValues(route).Observe(o.Duration.Seconds())
+	if o.Status == http.StatusUnauthorized {
+		authFailures.WithLabelValues(o.Auth).Inc()
+	}
+	if o.Code == problem.CodeRateLimited {
+		rateLimited.WithLabelValues(route).Inc()
+	}
+}
+
+func observeProbe(server string, served bool) {
+	result := "served"
+	if !served {
+		result = "not_served"
+	}
+	nsProbes.WithLabelValues(server, result).Inc()
+}
+
+func observeOrder(issued, renewal bool) {
+	result, kind := "issued", "first"
+	if !issued {
+		result = "failed"
+	}
+	if renewal {
+		kind = "renewal"
+	}
+	certOrders.WithLabelValues(result, kind).Inc()
+}
+
+// feedStat is f's largest value over the open stores.
+func feedStat(f func(*backend) int64) int64 {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	var n int64
+	for _, b := range backends {
+		n = max(n, f(b))
+	}
+	return n
+}
+
+// feedMetrics is a feed consumer that times how late changes arrive.
+type feedMetrics struct{}
+
+func (feedMetrics) Load(ctx context.Context, q storage.Queries) error {
+	last, err := q.LastChange(ctx)
+	if err != nil || last == 0 {
+		return err
+	}
+	cs, err := q.ChangesAfter(ctx, last-1, nil, 1)
+	if err == nil && len(cs) == 1 {
+		setLastChange(cs[0].CreatedAt)
+	}
+	return err
+}
+
+func (feedMetrics) Apply(_ context.Context, _ storage.Queries, cs []storage.Change) error {
+	now := time.Now()
+	newest := int64(0)
+	for _, c := range cs {
+		feedLag.Observe(max(0, now.Sub(time.UnixMilli(c.CreatedAt)).Seconds()))
+		newest = max(newest, c.CreatedAt)
+	}
+	setLastChange(newest)
+	return nil
+}
+
+func setLastChange(at int64) {
+	for {
+		cur := lastChangeAt.Load()
+		if at <= cur || lastChangeAt.CompareAndSwap(cur, at) {
+			break
+		}
+	}
+	feedLastAt.Set(float64(lastChangeAt.Load()) / 1000)
+}
+
+// certStatsTick is how often the certificate gauges are read from the store.
+const certStatsTick = time.Minute
+
+// watchCertificates keeps the certificate gauges current until ctx ends.
+func watchCertificates(ctx context.Context, store *storage.Store) {
+	t := time.NewTicker(certStatsTick)
+	defer t.Stop()
+	for {
+		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		st, err := store.Reader().Certificates(qctx, time.Now().Add(7*24*time.Hour).UnixMilli())
+		cancel()
+		if err == nil {
+			for _, status := range []string{storage.CertRequested, storage.CertIssuing, storage.CertIssued,
+				storage.CertFailed, storage.CertRevoking, storage.CertRevoked} {
+				certsByStatus.WithLabelValues(status).Set(float64(st.ByStatus[status]))
+			}
+			certSoonest.Set(float64(st.Soonest) / 1000)
+			certExpiring.Set(float64(st.Expiring))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

@@ -84,7 +84,7 @@ func acquireBackend(ctx context.Context, d storage.Dialect, dsn string, poll tim
 	}
 	b := &backend{key: id, refs: 1, store: store, index: NewIndex(), auth: accounts.NewAuthenticator(store), done: make(chan struct{})}
 	b.index.SetKey(key)
-	b.feed = storage.NewFeed(store, fanout{b.index, b.auth}, poll, slog.Default().With("plugin", "hostname"))
+	b.feed = storage.NewFeed(store, fanout{b.index, b.auth, feedMetrics{}}, poll, slog.Default().With("plugin", "hostname"))
 	fctx, cancel := context.WithCancel(context.Background())
 	b.cancel = cancel
 	go func() {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hostmint/hostmint/diagnose"
 
+	"github.com/hostmint/hostmint/audit"
 	"github.com/hostmint/hostmint/certs"
 
 	"github.com/hostmint/hostmint/seal"
@@ -59,6 +60,7 @@ type config struct {
 	diagnoseBudget time.Duration  // [P2] the time one diagnose report may take
 	diagnoses      int            // [P2] diagnose reports a minute per team
 	trustedProxies []netip.Prefix // peers whose X-Forwarded-For names the client
+	auditRetention time.Duration  // how long audit entries are kept
 
 	// Read and checked now; used by the certificate and diagnose features.
 	acmeCAs     map[string]acmeCA
@@ -94,6 +96,7 @@ func defaults() *config {
 		addressTTL:     60,
 		caps:           caps,
 		feedPoll:       time.Second,
+		auditRetention: audit.DefaultRetention,
 		acmeCAs:        map[string]acmeCA{},
 	}
 }
@@ -258,7 +261,7 @@ func parseOption(c *caddy.Controller, cfg *config) error {
 			}
 			cfg.resolvers = append(cfg.resolvers, addr)
 		}
-	case "idle_expiry", "feed_poll":
+	case "idle_expiry", "feed_poll", "audit_retention":
 		if err := need(1, 1); err != nil {
 			return err
 		}
@@ -266,10 +269,16 @@ func parseOption(c *caddy.Controller, cfg *config) error {
 		if err != nil || d <= 0 {
 			return fmt.Errorf("%s: %q is not a positive duration", opt, args[0])
 		}
-		if opt == "idle_expiry" {
+		switch opt {
+		case "idle_expiry":
 			cfg.idleExpiry = d
-		} else {
+		case "feed_poll":
 			cfg.feedPoll = d
+		default:
+			if d < time.Hour {
+				return fmt.Errorf("audit_retention: %s is less than an hour", d)
+			}
+			cfg.auditRetention = d
 		}
 	case "address_ttl":
 		if err := need(1, 1); err != nil {
@@ -397,13 +406,15 @@ func hostPort(s string) (string, error) {
 type runtime struct {
 	backend   *backend
 	api       *apiServer
-	stopWatch func() // [P2] the pending and target watcher
+	stopWatch func() // the background work: audit purge; [P2] the watcher and certificates
 }
 
-// How often the [P2] watcher and the certificate manager look for work.
+// How often the [P2] watcher and the certificate manager look for work, and
+// entries past audit_retention are deleted.
 const (
-	watchTick = 100 * time.Millisecond
-	certTick  = time.Second
+	watchTick      = 100 * time.Millisecond
+	certTick       = time.Second
+	auditPurgeTick = time.Hour
 )
 
 // cas are the configured ACME CAs, the first public CA first.
@@ -483,7 +494,8 @@ func (h *Hostname) start() error {
 		reserved[strings.SplitN(ns.name, ".", 2)[0]] = true
 	}
 	logger := slog.Default().With("plugin", "hostname")
-	mgr := certs.New(b.store, certs.Config{CAs: cfg.cas(), Email: cfg.acmeEmail, Key: key, Nameservers: h.probed(), RenewAt: cfg.certRenewAt}, logger)
+	mgr := certs.New(b.store, certs.Config{CAs: cfg.cas(), Email: cfg.acmeEmail, Key: key, Nameservers: h.probed(), RenewAt: cfg.certRenewAt,
+		Observe: observeOrder}, logger)
 	hs := hostnames.New(b.store, hostnames.Config{
 		Profile: cfg.profile, IdleExpiry: cfg.idleExpiry, Caps: cfg.caps, Labels: policy, Reserved: reserved,
 		SealKey: key, Certs: mgr, Resolver: &targets.Resolver{Servers: cfg.resolvers}, RecordWrites: cfg.recordWrites,
@@ -491,12 +503,16 @@ func (h *Hostname) start() error {
 		Diagnoses: cfg.diagnoses,
 	}, logger)
 	accts := accounts.New(b.store, cfg.profile, b.auth)
+	audits := audit.New(b.store, logger)
+	audits.Failed = auditFailures.Inc
 	srv := adminapi.New(adminapi.Config{
 		Profile: cfg.profile, BaseURL: cfg.baseURL, AdminToken: token, TrustedProxies: cfg.trustedProxies,
 		Health: func(ctx context.Context) error { return health(ctx, b) },
+		Audit:  audits, Observe: observeAPI,
 	}, hs, accts, b.auth, doms, logger)
 	// The dashboard shares the listener and calls the same rules as the API.
-	dash := dashboard.New(dashboard.Config{Profile: cfg.profile, BaseURL: cfg.baseURL, AdminToken: token}, accts, hs, doms, logger)
+	dash := dashboard.New(dashboard.Config{Profile: cfg.profile, BaseURL: cfg.baseURL, AdminToken: token,
+		Audit: audits, Address: srv.ClientAddr}, accts, hs, doms, logger)
 	api, err := acquireAPI(cfg.api, dashboard.Mount(srv, dash))
 	if err != nil {
 		b.release()
@@ -504,15 +520,17 @@ func (h *Hostname) start() error {
 	}
 	h.index = b.index
 	h.rt = &runtime{backend: b, api: api}
+	wctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { audits.Keep(wctx, cfg.auditRetention, auditPurgeTick) })
 	if cfg.profile == 2 {
-		wctx, cancel := context.WithCancel(context.Background())
-		var wg sync.WaitGroup
-		wg.Go(func() { hs.Watch(wctx, &nsprobe.Prober{Servers: h.probed()}, watchTick) })
+		wg.Go(func() { hs.Watch(wctx, &nsprobe.Prober{Servers: h.probed(), Result: observeProbe}, watchTick) })
 		if mgr.Configured() {
 			wg.Go(func() { mgr.Run(wctx, certTick) })
 		}
-		h.rt.stopWatch = func() { cancel(); wg.Wait() }
+		wg.Go(func() { watchCertificates(wctx, b.store) })
 	}
+	h.rt.stopWatch = func() { cancel(); wg.Wait() }
 	for _, ns := range cfg.nameservers {
 		if len(h.static[ns.name]) == 0 && h.configured(ns.name) {
 			log.Warningf("nameserver %s is inside a served domain but has no address: give it one (nameserver NAME ADDR) or it is lame", ns.name)

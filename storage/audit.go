@@ -1,0 +1,120 @@
+package storage
+
+import (
+	"context"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// AuditEntry is one write of the API or the dashboard, or one refused
+// attempt at one: who, what, which object, when, from where, and how it
+// ended. It never holds a request body, so nothing secret is in it.
+type AuditEntry struct {
+	bun.BaseModel `bun:"table:audit_log"`
+
+	ID        int64  `bun:"id,pk,autoincrement"`
+	At        int64  `bun:"at"`         // Unix ms
+	Actor     string `bun:"actor"`      // "admin", "key:<key id>", "acme:<username>", "session:<account id>"
+	AccountID string `bun:"account_id"` // the team acted for; "" for the operator
+	Action    string `bun:"action"`     // the route: "POST /api/v1/hostnames"
+	Object    string `bun:"object"`     // "<kind>:<id>"; "" when none applies
+	Result    string `bun:"result"`     // "ok", or the refusal's error code
+	Status    int    `bun:"status"`     // the HTTP status answered
+	Address   string `bun:"address"`    // the client's address
+
+	written int // committed transactions that recorded this entry
+}
+
+// AuditOK is the result of an entry whose write committed.
+const AuditOK = "ok"
+
+type auditKey struct{}
+
+// WithAudit makes every transaction committed under ctx record e (as a
+// copy, Result "ok", Object the first object the transaction inserted, else
+// e.Object, else the first object it changed) inside that same transaction: a write and its entry commit or
+// vanish together.
+func WithAudit(ctx context.Context, e *AuditEntry) context.Context {
+	return context.WithValue(ctx, auditKey{}, e)
+}
+
+// Audited reports how many committed transactions have recorded e.
+func (e *AuditEntry) Audited() int { return e.written }
+
+// audit records e in t, once per transaction.
+func (t *Tx) audit(ctx context.Context) error {
+	e, _ := ctx.Value(auditKey{}).(*AuditEntry)
+	if e == nil {
+		return nil
+	}
+	row := *e
+	row.ID, row.written, row.At, row.Result = 0, 0, time.Now().UnixMilli(), AuditOK
+	switch {
+	case t.created != "":
+		row.Object = t.created
+	case row.Object == "":
+		row.Object = t.touched
+	}
+	if _, err := t.tx.NewInsert().Model(&row).Exec(ctx); err != nil {
+		return mapErr(err)
+	}
+	return nil
+}
+
+// made notes the first object t inserts, for its audit entry.
+func (q Queries) made(kind, id string) {
+	if q.tx != nil && q.tx.created == "" {
+		q.tx.created = kind + ":" + id
+	}
+}
+
+// AddAudit records an entry outside any write: a refused attempt.
+func (s *Store) AddAudit(ctx context.Context, e *AuditEntry) error {
+	row := *e
+	row.ID, row.written = 0, 0
+	if row.At == 0 {
+		row.At = time.Now().UnixMilli()
+	}
+	_, err := s.db.NewInsert().Model(&row).Exec(ctx)
+	return mapErr(err)
+}
+
+// AuditFilter selects audit entries; zero fields select everything.
+type AuditFilter struct {
+	Actor, AccountID, Action, Object, Result string
+	Since, Until                             int64 // Unix ms, inclusive; 0: open
+	Before                                   int64 // entries with a lower id (the next page); 0: from the newest
+}
+
+// AuditEntries lists up to limit entries f selects, newest first.
+func (q Queries) AuditEntries(ctx context.Context, f AuditFilter, limit int) ([]AuditEntry, error) {
+	var es []AuditEntry
+	sel := q.db.NewSelect().Model(&es).OrderExpr("id DESC").Limit(int64(max(limit, 1)))
+	for col, v := range map[string]string{"actor": f.Actor, "account_id": f.AccountID, "action": f.Action, "object": f.Object, "result": f.Result} {
+		if v != "" {
+			sel.Where("? = ?", bun.Ident(col), v)
+		}
+	}
+	if f.Since > 0 {
+		sel.Where("at >= ?", f.Since)
+	}
+	if f.Until > 0 {
+		sel.Where("at <= ?", f.Until)
+	}
+	if f.Before > 0 {
+		sel.Where("id < ?", f.Before)
+	}
+	err := sel.Scan(ctx)
+	return es, mapErr(err)
+}
+
+// PurgeAudit deletes the entries written before cutoff (Unix ms) and
+// returns how many.
+func (s *Store) PurgeAudit(ctx context.Context, cutoff int64) (int64, error) {
+	res, err := s.db.NewDelete().TableExpr("audit_log").Where("at < ?", cutoff).Exec(ctx)
+	if err != nil {
+		return 0, mapErr(err)
+	}
+	return res.RowsAffected()
+}
