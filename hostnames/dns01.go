@@ -84,15 +84,16 @@ func (s *Service) PublishChallenge(ctx context.Context, u ChallengeUpdate) error
 		if err != nil {
 			return err
 		}
+		h, err := tx.Hostname(ctx, c.HostnameID)
+		if err != nil {
+			return err
+		}
+		storage.AuditAccount(ctx, h.AccountID)
 		if u.Subdomain != u.User {
 			return problem.Forbidden("subdomain %q does not belong to this credential (use %s)", u.Subdomain, u.User)
 		}
 		if !challengeValue.MatchString(u.TXT) {
 			return problem.BadRequest("txt must be 43 characters of A-Z a-z 0-9 _ - (a DNS-01 key authorization digest)")
-		}
-		h, err := tx.Hostname(ctx, c.HostnameID)
-		if err != nil {
-			return err
 		}
 		switch st := s.Status(h, s.now()); st {
 		case storage.StatusLive, storage.StatusPending:

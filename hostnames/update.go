@@ -52,8 +52,9 @@ func (s *Service) Update(ctx context.Context, p *access.Principal, id string, in
 			return nil, err
 		}
 		// The lookup costs the update's token even when it is refused, so
-		// the operator's resolver is not a free oracle.
-		if err := s.store.WriteVisible(ctx, func(ctx context.Context, tx *storage.Tx) error {
+		// the operator's resolver is not a free oracle. The token is not
+		// the update: the audit log records the update, or its refusal.
+		if err := s.store.WriteVisible(storage.WithoutAudit(ctx), func(ctx context.Context, tx *storage.Tx) error {
 			if _, err := tx.LockAccount(ctx, p.AccountID); err != nil {
 				return err
 			}

@@ -39,6 +39,20 @@ func WithAudit(ctx context.Context, e *AuditEntry) context.Context {
 	return context.WithValue(ctx, auditKey{}, e)
 }
 
+// WithoutAudit is ctx with no audit entry: for a transaction that is not
+// the request's write (a rate token taken before the work it pays for).
+func WithoutAudit(ctx context.Context) context.Context {
+	return context.WithValue(ctx, auditKey{}, (*AuditEntry)(nil))
+}
+
+// AuditAccount names the team an entry begun under ctx acts for, when
+// only the write itself learns it (an acme-dns credential's team).
+func AuditAccount(ctx context.Context, accountID string) {
+	if e, _ := ctx.Value(auditKey{}).(*AuditEntry); e != nil && e.AccountID == "" {
+		e.AccountID = accountID
+	}
+}
+
 // Audited reports how many committed transactions have recorded e.
 func (e *AuditEntry) Audited() int { return e.written }
 
