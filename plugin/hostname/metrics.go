@@ -3,7 +3,9 @@ package hostname
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -93,19 +95,51 @@ var (
 // lastChangeAt is when the newest change applied was written (Unix ms).
 var lastChangeAt atomic.Int64
 
-// countAnswer counts one answer.
-func countAnswer(rcode int, qtype uint16, kind string) {
-	answersTotal.WithLabelValues(dns.RcodeToString[rcode], typeLabel(qtype), kind).Inc()
+// answerTypes are the query types the answers metric names; every other
+// type is "other", so that random types cannot grow the number of series
+// without bound.
+var answerTypes = [...]uint16{dns.TypeA, dns.TypeAAAA, dns.TypeTXT, dns.TypeCAA, dns.TypeMX, dns.TypeSRV, dns.TypeTLSA,
+	dns.TypeSSHFP, dns.TypeHTTPS, dns.TypeSVCB, dns.TypeNS, dns.TypeSOA, dns.TypeDNSKEY, dns.TypeDS, dns.TypeNSEC,
+	dns.TypeCNAME, dns.TypeANY, dns.TypePTR}
+
+var (
+	answerKinds = [...]string{kindPool, kindTeam, kindOutside}
+	typeIndex   = map[uint16]int{}
+)
+
+func init() {
+	for i, t := range answerTypes {
+		typeIndex[t] = i
+	}
 }
 
-// typeLabel names qtype for the answers metric: the types a client of this
-// service asks for, "other" for the rest, so that random types cannot grow
-// the number of series without bound.
+// answerCells hold the counter of each label set, made on first use, so
+// that counting an answer is an index, not the hashing of three label
+// values (rcodes past 15 take the slow path).
+var answerCells [len(answerKinds)][16][len(answerTypes) + 1]struct {
+	once sync.Once
+	c    prometheus.Counter
+}
+
+// countAnswer counts one answer.
+func countAnswer(rcode int, qtype uint16, kind string) {
+	ti, ok := typeIndex[qtype]
+	if !ok {
+		ti = len(answerTypes)
+	}
+	ki := slices.Index(answerKinds[:], kind)
+	if ki < 0 || rcode < 0 || rcode >= 16 {
+		answersTotal.WithLabelValues(dns.RcodeToString[rcode], typeLabel(qtype), kind).Inc()
+		return
+	}
+	cell := &answerCells[ki][rcode][ti]
+	cell.once.Do(func() { cell.c = answersTotal.WithLabelValues(dns.RcodeToString[rcode], typeLabel(qtype), kind) })
+	cell.c.Inc()
+}
+
+// typeLabel names qtype for the answers metric.
 func typeLabel(qtype uint16) string {
-	switch qtype {
-	case dns.TypeA, dns.TypeAAAA, dns.TypeTXT, dns.TypeCAA, dns.TypeMX, dns.TypeSRV, dns.TypeTLSA, dns.TypeSSHFP,
-		dns.TypeHTTPS, dns.TypeSVCB, dns.TypeNS, dns.TypeSOA, dns.TypeDNSKEY, dns.TypeDS, dns.TypeNSEC, dns.TypeCNAME,
-		dns.TypeANY, dns.TypePTR:
+	if _, ok := typeIndex[qtype]; ok {
 		return dns.TypeToString[qtype]
 	}
 	return "other"
