@@ -86,6 +86,7 @@ func New(cfg Config, a *accounts.Service, h *hostnames.Service, d *domains.Servi
 	m.HandleFunc("POST "+Prefix+"operator/domains/{id}/caa", dh.session(operatorOnly, dh.setCAA))
 	m.HandleFunc("GET "+Prefix+"operator/accounts/{id}", dh.session(operatorOnly, dh.opAccountPage))
 	m.HandleFunc("POST "+Prefix+"operator/accounts/{id}/keys/{key}/revoke", dh.session(operatorOnly, dh.opRevokeKey))
+	m.HandleFunc("GET "+Prefix+"operator/audit", dh.session(operatorOnly, dh.opAuditPage))
 	if cfg.Profile == 2 { // the abuse actions are [P2], as their API routes are
 		m.HandleFunc("GET "+Prefix+"operator/hostnames", dh.session(operatorOnly, dh.opHostnamesPage))
 		m.HandleFunc("POST "+Prefix+"operator/hostnames/{id}/suspend", dh.session(operatorOnly, dh.opSuspend))

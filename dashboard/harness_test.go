@@ -17,6 +17,7 @@ import (
 
 	"github.com/hostmint/hostmint/accounts"
 	"github.com/hostmint/hostmint/adminapi"
+	"github.com/hostmint/hostmint/audit"
 	"github.com/hostmint/hostmint/dashboard"
 	"github.com/hostmint/hostmint/domains"
 	"github.com/hostmint/hostmint/hostnames"
@@ -36,6 +37,13 @@ type site struct {
 }
 
 func newSite(t *testing.T, d storage.Dialect, profile int, baseURL string) *site {
+	t.Helper()
+	return newSiteAudited(t, d, profile, baseURL, true)
+}
+
+// newSiteAudited is newSite with (audited) or without an audit log, as a
+// deployment is built with one or not.
+func newSiteAudited(t *testing.T, d storage.Dialect, profile int, baseURL string, audited bool) *site {
 	t.Helper()
 	dsn := storagetest.DSN(t, d)
 	store, err := storage.Open(context.Background(), d, dsn)
@@ -62,8 +70,12 @@ func newSite(t *testing.T, d storage.Dialect, profile int, baseURL string) *site
 	if baseURL == "" {
 		baseURL = srv.URL
 	}
-	api := adminapi.New(adminapi.Config{Profile: profile, BaseURL: baseURL, AdminToken: adminToken}, hs, acc, auth, doms, log)
-	dash := dashboard.New(dashboard.Config{Profile: profile, BaseURL: baseURL, AdminToken: adminToken}, acc, hs, doms, log)
+	var audits *audit.Log
+	if audited {
+		audits = audit.New(store, log)
+	}
+	api := adminapi.New(adminapi.Config{Profile: profile, BaseURL: baseURL, AdminToken: adminToken, Audit: audits}, hs, acc, auth, doms, log)
+	dash := dashboard.New(dashboard.Config{Profile: profile, BaseURL: baseURL, AdminToken: adminToken, Audit: audits}, acc, hs, doms, log)
 	h = dashboard.Mount(api, dash)
 	return &site{t: t, url: srv.URL, accounts: acc, db: db}
 }

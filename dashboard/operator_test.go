@@ -14,6 +14,7 @@ import (
 
 	"github.com/hostmint/hostmint/accounts"
 	"github.com/hostmint/hostmint/adminapi"
+	"github.com/hostmint/hostmint/audit"
 	"github.com/hostmint/hostmint/dashboard"
 	"github.com/hostmint/hostmint/domains"
 	"github.com/hostmint/hostmint/hostnames"
@@ -45,8 +46,9 @@ func newSealedSite(t *testing.T) *site {
 	var h http.Handler
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
 	t.Cleanup(srv.Close)
-	api := adminapi.New(adminapi.Config{Profile: 2, BaseURL: srv.URL, AdminToken: adminToken}, hs, acc, auth, doms, log)
-	dash := dashboard.New(dashboard.Config{Profile: 2, BaseURL: srv.URL, AdminToken: adminToken}, acc, hs, doms, log)
+	audits := audit.New(store, log)
+	api := adminapi.New(adminapi.Config{Profile: 2, BaseURL: srv.URL, AdminToken: adminToken, Audit: audits}, hs, acc, auth, doms, log)
+	dash := dashboard.New(dashboard.Config{Profile: 2, BaseURL: srv.URL, AdminToken: adminToken, Audit: audits}, acc, hs, doms, log)
 	h = dashboard.Mount(api, dash)
 	return &site{t: t, url: srv.URL, accounts: acc}
 }

@@ -48,7 +48,7 @@ var funcs = template.FuncMap{
 var pages = func() map[string]*template.Template {
 	out := map[string]*template.Template{}
 	for _, name := range []string{"signin", "link", "operator", "team", "status", "hostname",
-		"operator_domain", "operator_hostnames", "operator_account", "operator_terminate"} {
+		"operator_domain", "operator_hostnames", "operator_account", "operator_terminate", "operator_audit"} {
 		out[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
 	}
 	return out
