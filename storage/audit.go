@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -64,6 +65,7 @@ func (t *Tx) audit(ctx context.Context) error {
 	}
 	row := *e
 	row.ID, row.written, row.At, row.Result = 0, 0, time.Now().UnixMilli(), AuditOK
+	row.clean()
 	switch {
 	case t.created != "":
 		row.Object = t.created
@@ -87,11 +89,25 @@ func (q Queries) made(kind, id string) {
 func (s *Store) AddAudit(ctx context.Context, e *AuditEntry) error {
 	row := *e
 	row.ID, row.written = 0, 0
+	row.clean()
 	if row.At == 0 {
 		row.At = time.Now().UnixMilli()
 	}
 	_, err := s.db.NewInsert().Model(&row).Exec(ctx)
 	return mapErr(err)
+}
+
+// clean makes e's text storable: its object comes from the request's path,
+// which may hold bytes that are not UTF-8 (PostgreSQL refuses them) or NUL
+// (which ends SQL text for SQLite; bun writes values into the SQL).
+func (e *AuditEntry) clean() {
+	for _, f := range []*string{&e.Actor, &e.AccountID, &e.Action, &e.Object, &e.Result, &e.Address} {
+		*f = storable(*f)
+	}
+}
+
+func storable(s string) string {
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
 }
 
 // AuditFilter selects audit entries; zero fields select everything.
@@ -107,7 +123,7 @@ func (q Queries) AuditEntries(ctx context.Context, f AuditFilter, limit int) ([]
 	sel := q.db.NewSelect().Model(&es).OrderExpr("id DESC").Limit(int64(max(limit, 1)))
 	for col, v := range map[string]string{"actor": f.Actor, "account_id": f.AccountID, "action": f.Action, "object": f.Object, "result": f.Result} {
 		if v != "" {
-			sel.Where("? = ?", bun.Ident(col), v)
+			sel.Where("? = ?", bun.Ident(col), storable(v)) // as the entries were stored
 		}
 	}
 	if f.Since > 0 {
