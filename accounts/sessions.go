@@ -50,15 +50,27 @@ func (s *Service) CreateSigninLink(ctx context.Context, accountID string) (token
 type Session struct {
 	AccountID string // "" for the operator
 	ExpiresAt time.Time
+	grant     string // operator: a hash of the admin token that started it
 }
 
 // Operator reports whether the session is the operator's.
 func (s *Session) Operator() bool { return s.AccountID == "" }
 
+// Granted reports whether an operator session was started with token, the
+// admin token in force now: once the token is rotated, the sessions it
+// started end too.
+func (s *Session) Granted(token string) bool {
+	return token != "" && apikey.Verify(s.grant, grantPrefix+token)
+}
+
+// grantPrefix keeps the stored hash of the admin token from being the hash
+// any other part of the service computes of it.
+const grantPrefix = "hostmint operator session\x00"
+
 // RedeemSigninLink uses a sign-in token and starts a session for its
 // account; the returned secret goes into the browser's cookie.
 func (s *Service) RedeemSigninLink(ctx context.Context, token string) (secret string, sess *Session, err error) {
-	return s.startSession(ctx, func(ctx context.Context, tx *storage.Tx, now time.Time) (string, error) {
+	return s.startSession(ctx, "", func(ctx context.Context, tx *storage.Tx, now time.Time) (string, error) {
 		id, err := tx.UseSigninLink(ctx, apikey.Hash(token), now.UnixMilli())
 		if errors.Is(err, storage.ErrNotFound) {
 			return "", problem.New(http.StatusUnauthorized, problem.CodeUnauthorized,
@@ -68,18 +80,19 @@ func (s *Service) RedeemSigninLink(ctx context.Context, token string) (secret st
 	})
 }
 
-// StartOperatorSession starts an operator session. The caller has checked
-// the admin token: this package does not hold it.
-func (s *Service) StartOperatorSession(ctx context.Context) (secret string, sess *Session, err error) {
-	return s.startSession(ctx, func(context.Context, *storage.Tx, time.Time) (string, error) { return "", nil })
+// StartOperatorSession starts an operator session for the admin token the
+// caller has checked (this package does not hold it); the session lasts
+// only as long as that token is the admin token (see Granted).
+func (s *Service) StartOperatorSession(ctx context.Context, token string) (secret string, sess *Session, err error) {
+	return s.startSession(ctx, apikey.Hash(grantPrefix+token), func(context.Context, *storage.Tx, time.Time) (string, error) { return "", nil })
 }
 
 // startSession writes a new session for the account claim names ("" for
 // the operator) in one transaction, clearing out expired sessions and links.
-func (s *Service) startSession(ctx context.Context, claim func(context.Context, *storage.Tx, time.Time) (string, error)) (string, *Session, error) {
+func (s *Service) startSession(ctx context.Context, grant string, claim func(context.Context, *storage.Tx, time.Time) (string, error)) (string, *Session, error) {
 	now := s.now()
 	secret := apikey.Random(32)
-	row := &storage.Session{ID: apikey.Hash(secret), ExpiresAt: now.Add(SessionTTL).UnixMilli(), CreatedAt: now.UnixMilli()}
+	row := &storage.Session{ID: apikey.Hash(secret), ExpiresAt: now.Add(SessionTTL).UnixMilli(), CreatedAt: now.UnixMilli(), GrantHash: grant}
 	_, err := s.store.Write(ctx, func(ctx context.Context, tx *storage.Tx) error {
 		if err := tx.PurgeDashboard(ctx, now.UnixMilli()); err != nil {
 			return err
@@ -126,7 +139,7 @@ func (s *Service) EndSession(ctx context.Context, secret string) error {
 }
 
 func sessionOf(row *storage.Session) *Session {
-	return &Session{AccountID: row.AccountID, ExpiresAt: time.UnixMilli(row.ExpiresAt).UTC()}
+	return &Session{AccountID: row.AccountID, ExpiresAt: time.UnixMilli(row.ExpiresAt).UTC(), grant: row.GrantHash}
 }
 
 // RevokeAccountKey revokes a key of one account: a team member's revocation,

@@ -48,6 +48,10 @@ func (h *Handler) current(r *http.Request) (*accounts.Session, string, error) {
 		return nil, "", accounts.ErrNoSession
 	}
 	sess, err := h.accounts.Session(r.Context(), c.Value)
+	if err == nil && sess.Operator() && !sess.Granted(h.cfg.AdminToken) {
+		// Started with an admin token that has since been replaced.
+		return nil, "", accounts.ErrNoSession
+	}
 	return sess, c.Value, err
 }
 

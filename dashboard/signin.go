@@ -38,7 +38,7 @@ func (h *Handler) operatorSignin(w http.ResponseWriter, r *http.Request) {
 		h.render(w, http.StatusUnauthorized, "signin", layout{Title: "Sign in", Page: signinView{CSRF: h.signinToken(w, r), Form: f}})
 		return
 	}
-	secret, sess, err := h.accounts.StartOperatorSession(r.Context())
+	secret, sess, err := h.accounts.StartOperatorSession(r.Context(), tok)
 	if err != nil {
 		h.failed(w, r, err)
 		return
