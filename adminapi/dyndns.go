@@ -156,8 +156,13 @@ func (s *Server) dynOne(ctx context.Context, p *access.Principal, name string, a
 	case http.StatusTooManyRequests:
 		return dynAbuse, pe.Code
 	case http.StatusConflict:
-		// The address class is fixed for life (released or terminated ones
-		// were found nohost above; a release in between lands here too).
+		// The address class is fixed for life; or the hostname was released
+		// or terminated since it was found, which the protocol calls nohost.
+		if _, err := s.hostnames.FindWritable(ctx, p, name); err != nil {
+			if fe, ok := problem.As(err); ok && fe.Status == http.StatusNotFound {
+				return dynNohost, fe.Code
+			}
+		}
 		return dynDNSErr, pe.Code
 	case http.StatusForbidden:
 		if s.cfg.Profile == 1 {

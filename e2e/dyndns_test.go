@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -315,4 +316,33 @@ func TestDynDNSDDClient(t *testing.T) {
 		t.Errorf("use=web with /api/v1/myip did not update:\n%s", out)
 	}
 	s.resolves(lan, dns.TypeA, "127.0.0.1")
+}
+
+// A hostname released while dyndns2 updates for it are in flight: every
+// update answers good (it came first) or nohost (it came after), never
+// dnserr, whichever side of the release the hostname was found on.
+func TestDynDNSReleaseRace(t *testing.T) {
+	t.Parallel()
+	s := start(t, options{profile: 2})
+	_, key := s.team(t, "race.example.net")
+	for round := range 2 { // 2 x 25 updates stay under the team's 60 a minute
+		r := s.must(201, "POST", "/api/v1/hostnames", key, map[string]any{"ip": "198.41.0.4", "subdomain": fmt.Sprintf("race%d", round)})
+		id, name := r.str("id"), r.str("hostname")
+		var wg sync.WaitGroup
+		answers := make([]string, 25)
+		for i := range answers {
+			wg.Go(func() {
+				answers[i] = s.dyn(t, "/nic/update", key, fmt.Sprintf("hostname=%s&myip=198.41.1.%d", name, i+1), nil).body
+			})
+			if i == len(answers)/2 {
+				wg.Go(func() { s.must(200, "DELETE", "/api/v1/hostnames/"+id, key, nil) })
+			}
+		}
+		wg.Wait()
+		for _, a := range answers {
+			if !strings.HasPrefix(a, "good ") && !strings.HasPrefix(a, "nochg ") && a != "nohost" {
+				t.Errorf("an update racing the release answered %q, want good, nochg or nohost", a)
+			}
+		}
+	}
 }
