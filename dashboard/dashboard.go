@@ -103,6 +103,8 @@ func New(cfg Config, a *accounts.Service, h *hostnames.Service, d *domains.Servi
 	m.HandleFunc("POST "+Prefix+"team/hostnames/{id}/renew", dh.session(teamOnly, dh.renewHostname))
 	m.HandleFunc("POST "+Prefix+"team/hostnames/{id}/release", dh.session(teamOnly, dh.releaseHostname))
 	m.HandleFunc("POST "+Prefix+"team/hostnames/{id}/records", dh.session(teamOnly, dh.createRecord))
+	m.HandleFunc("GET "+Prefix+"team/hostnames/{id}/records/{record}/edit", dh.session(teamOnly, dh.editRecordPage))
+	m.HandleFunc("POST "+Prefix+"team/hostnames/{id}/records/{record}/edit", dh.session(teamOnly, dh.updateRecord))
 	m.HandleFunc("POST "+Prefix+"team/hostnames/{id}/records/{record}/delete", dh.session(teamOnly, dh.deleteRecord))
 	m.HandleFunc("POST "+Prefix+"team/hostnames/{id}/credential", dh.session(teamOnly, dh.createCredential))
 	m.HandleFunc("POST "+Prefix+"team/hostnames/{id}/diagnose", dh.session(teamOnly, dh.runDiagnose))

@@ -1,9 +1,7 @@
 package dashboard
 
 import (
-	"encoding/json"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -19,30 +17,6 @@ import (
 // and diagnose. Each action calls the hostnames.Service method the API's
 // handler calls, with the team-wide principal, so rules and messages are
 // the API's; another team's id is the service's 404.
-
-// recordTypes are the types the page has a form for: the ones a person
-// types by hand. TLSA, SSHFP, HTTPS and SVCB are written through the API
-// (the page says so); their records are still listed and can be deleted.
-var recordTypes = []recordType{
-	{"TXT", []recordField{{"text", "Text", "text", "Up to 255 bytes; use the API for longer values."}}},
-	{"MX", []recordField{{"preference", "Preference", "number", "0 to 65535; lower is preferred."},
-		{"exchange", "Mail server", "text", "A host name, e.g. mx1.example.com."}}},
-	{"CAA", []recordField{{"flags", "Flags", "number", "0, or 128 for critical."},
-		{"tag", "Tag", "text", "issue, issuewild or iodef."},
-		{"value", "Value", "text", "e.g. letsencrypt.org."}}},
-	{"SRV", []recordField{{"priority", "Priority", "number", "0 to 65535."},
-		{"weight", "Weight", "number", "0 to 65535."},
-		{"port", "Port", "number", "1 to 65535."},
-		{"target", "Target", "text", "A host name, e.g. sip.example.com."}}},
-}
-
-type recordType struct {
-	Type   string
-	Fields []recordField
-}
-
-// recordField is one input of a record form; Name is the API's field.
-type recordField struct{ Name, Label, Input, Hint string }
 
 type recordRow struct {
 	storage.Record
@@ -62,6 +36,9 @@ type hostnameView struct {
 	Records      []recordRow
 	RecordTypes  []recordType
 	RecordForms  map[string]*form // by type
+	EditID       string           // the record whose edit form is shown
+	EditForm     *form            // what was sent to it; nil: its stored value
+	Edit         *recordForm      // built from the two above
 	UpdateForm   *form
 	Confirm      bool // release asked for: show the confirmation
 	Cert         *certState
@@ -132,6 +109,12 @@ func (h *Handler) renderHostname(w http.ResponseWriter, r *http.Request, v *visi
 				c := st.Row
 				hv.Cert.Status, hv.Cert.CA, hv.Cert.Error, hv.Cert.ExpiresAt = c.Status, c.CA, c.Error, c.ExpiresAt
 			}
+		}
+	}
+	if hv.EditID != "" { // profile 1 lists no records: any id is unknown
+		if hv.Edit, err = editForm(hv.Records, hv.EditID, hv.EditForm); err != nil {
+			h.failed(w, r, err)
+			return
 		}
 	}
 	hv.CSRF = v.csrf
@@ -254,112 +237,6 @@ func (h *Handler) actionFailed(w http.ResponseWriter, r *http.Request, v *visit,
 	hv := hostnameView{}
 	set(&hv)
 	h.renderHostname(w, r, v, status, hv)
-}
-
-// recordInput is what a record form of typ sends; the service refuses any
-// field that does not belong to the type, so only these are read.
-func recordInput(typ string, f *form) (records.Input, bool) {
-	in := records.Input{Type: typ, Name: optional(f.Values["name"])}
-	for _, t := range recordTypes {
-		if t.Type != typ {
-			continue
-		}
-		for _, fl := range t.Fields {
-			val := f.Values[fl.Name]
-			if val == "" {
-				continue // left out: the service says it is required
-			}
-			if fl.Input == "number" {
-				n, err := strconv.Atoi(val)
-				if err != nil {
-					f.Errors[fl.Name] = fl.Name + " must be an integer, got " + strconv.Quote(val)
-					continue
-				}
-				switch fl.Name {
-				case "preference":
-					in.Preference = &n
-				case "flags":
-					in.Flags = &n
-				case "priority":
-					in.Priority = &n
-				case "weight":
-					in.Weight = &n
-				case "port":
-					in.Port = &n
-				}
-				continue
-			}
-			s := val
-			switch fl.Name {
-			case "text":
-				in.Text, _ = json.Marshal(s)
-			case "exchange":
-				in.Exchange = &s
-			case "tag":
-				in.Tag = &s
-			case "value":
-				in.Value = &s
-			case "target":
-				in.Target = &s
-			}
-		}
-		return in, true
-	}
-	return in, false
-}
-
-func (h *Handler) createRecord(w http.ResponseWriter, r *http.Request, v *visit) {
-	typ := r.PostFormValue("type")
-	f := newForm()
-	f.Values["name"] = strings.TrimSpace(r.PostFormValue("name"))
-	for _, t := range recordTypes {
-		if t.Type == typ {
-			for _, fl := range t.Fields {
-				// TXT keeps its spaces: they are part of the value.
-				val := r.PostFormValue(fl.Name)
-				if fl.Name != "text" {
-					val = strings.TrimSpace(val)
-				}
-				f.Values[fl.Name] = val
-			}
-		}
-	}
-	in, known := recordInput(typ, f)
-	if !known {
-		h.status(w, http.StatusBadRequest, "Bad Request", "This page has no form for record type "+strconv.Quote(typ)+"; use the API.")
-		return
-	}
-	id := r.PathValue("id")
-	fields := map[string]string{"name": "name", "type": ""}
-	for _, t := range recordTypes {
-		if t.Type == typ {
-			for _, fl := range t.Fields {
-				fields[fl.Name] = fl.Name
-			}
-		}
-	}
-	set := func(hv *hostnameView) { hv.RecordForms = map[string]*form{typ: f} }
-	if f.Failed() {
-		h.renderHostname(w, r, v, http.StatusBadRequest, hostnameView{RecordForms: map[string]*form{typ: f}})
-		return
-	}
-	if _, err := h.hostnames.CreateRecord(r.Context(), principal(v.sess), id, in); err != nil {
-		h.actionFailed(w, r, v, err, f, fields, set)
-		return
-	}
-	h.log.Info("dashboard: record created", "account", v.sess.AccountID, "hostname", id, "type", typ)
-	http.Redirect(w, r, hostnameURL(id), http.StatusSeeOther)
-}
-
-func (h *Handler) deleteRecord(w http.ResponseWriter, r *http.Request, v *visit) {
-	id, rid := r.PathValue("id"), r.PathValue("record")
-	if err := h.hostnames.DeleteRecord(r.Context(), principal(v.sess), id, rid); err != nil {
-		f := newForm()
-		h.actionFailed(w, r, v, err, f, nil, func(hv *hostnameView) { hv.RecordsError = f.Errors[""] })
-		return
-	}
-	h.log.Info("dashboard: record deleted", "account", v.sess.AccountID, "hostname", id, "record", rid)
-	http.Redirect(w, r, hostnameURL(id), http.StatusSeeOther)
 }
 
 // createCredential makes a DNS-01 credential and shows its password once.

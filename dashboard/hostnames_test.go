@@ -295,6 +295,7 @@ func TestTeamHostnameGuards(t *testing.T) {
 			"/dashboard/team/hostnames/" + id + "/release":                    {"confirm": {"yes"}},
 			"/dashboard/team/hostnames/" + id + "/records":                    {"type": {"TXT"}, "text": {"evil"}},
 			"/dashboard/team/hostnames/" + id + "/records/" + rid + "/delete": {},
+			"/dashboard/team/hostnames/" + id + "/records/" + rid + "/edit":   {"type": {"TXT"}, "text": {"evil"}},
 			"/dashboard/team/hostnames/" + id + "/credential":                 {},
 			"/dashboard/team/hostnames/" + id + "/diagnose":                   {},
 		}
@@ -316,6 +317,23 @@ func TestTeamHostnameGuards(t *testing.T) {
 	if p := b.post("/dashboard/team/hostnames", url.Values{"ip": {"198.51.100.10"}}); p.status != http.StatusForbidden {
 		t.Errorf("create without csrf: %d", p.status)
 	}
+	// The forms of the other record types post to the same path, each
+	// refused alike.
+	for _, f := range []url.Values{
+		{"type": {"TLSA"}, "name": {"_443._tcp"}, "usage": {"3"}, "selector": {"1"}, "matching_type": {"0"}, "association": {"abcd"}},
+		{"type": {"SSHFP"}, "algorithm": {"4"}, "fptype": {"2"}, "fingerprint": {strings.Repeat("a", 64)}},
+		{"type": {"HTTPS"}, "priority": {"1"}, "target": {"."}, "params.alpn": {"h2"}},
+		{"type": {"SVCB"}, "priority": {"1"}, "target": {"."}},
+	} {
+		for _, tok := range []string{"", "forged"} {
+			if tok != "" {
+				f.Set("csrf", tok)
+			}
+			if p := b.post("/dashboard/team/hostnames/"+aid+"/records", f); p.status != http.StatusForbidden {
+				t.Errorf("%s record with csrf %q: %d, want 403", f.Get("type"), tok, p.status)
+			}
+		}
+	}
 	for path, f := range posts(bid, rid) {
 		f.Set("csrf", csrf)
 		p := b.post(path, f)
@@ -325,6 +343,17 @@ func TestTeamHostnameGuards(t *testing.T) {
 	}
 	if p := b.get("/dashboard/team/hostnames/" + bid); p.status != http.StatusNotFound || strings.Contains(p.body, "bravo") {
 		t.Errorf("Bravo's hostname page: %d", p.status)
+	}
+	if p := b.get("/dashboard/team/hostnames/" + bid + "/records/" + rid + "/edit"); p.status != http.StatusNotFound || strings.Contains(p.body, "bravo") {
+		t.Errorf("Bravo's record's edit page: %d", p.status)
+	}
+	// Alpha's own hostname with Bravo's record: as unknown as none.
+	p := b.post("/dashboard/team/hostnames/"+aid+"/records/"+rid+"/edit", url.Values{"csrf": {csrf}, "type": {"TXT"}, "text": {"evil"}})
+	if p.status != http.StatusNotFound || strings.Contains(p.body, "bravo") {
+		t.Errorf("editing Bravo's record under Alpha's hostname: %d", p.status)
+	}
+	if p := b.get("/dashboard/team/hostnames/" + aid + "/records/" + rid + "/edit"); p.status != http.StatusNotFound || strings.Contains(p.body, "bravo") {
+		t.Errorf("Bravo's record's edit page under Alpha's hostname: %d", p.status)
 	}
 	if after := snapshot(); after != before {
 		t.Errorf("refused posts changed something:\nbefore %s\nafter %s", before, after)

@@ -3,6 +3,7 @@ package dashboard_test
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"io"
 	"log/slog"
 	"net/http"
@@ -33,6 +34,11 @@ func newSealedSite(t *testing.T) *site {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
+	db, err := sql.Open(string(storage.SQLite), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
 	key := make(seal.Key, 32)
 	rand.Read(key)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -50,7 +56,7 @@ func newSealedSite(t *testing.T) *site {
 	api := adminapi.New(adminapi.Config{Profile: 2, BaseURL: srv.URL, AdminToken: adminToken, Audit: audits}, hs, acc, auth, doms, log)
 	dash := dashboard.New(dashboard.Config{Profile: 2, BaseURL: srv.URL, AdminToken: adminToken, Audit: audits}, acc, hs, doms, log)
 	h = dashboard.Mount(api, dash)
-	return &site{t: t, url: srv.URL, accounts: acc}
+	return &site{t: t, url: srv.URL, accounts: acc, db: db}
 }
 
 // adminDomain reads a domain through the admin API.

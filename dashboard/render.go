@@ -128,18 +128,22 @@ func (f *form) Failed() bool { return len(f.Errors) > 0 }
 
 // fail puts a rule's error next to the field it names. The rules' messages
 // start with the API's field name ("name is required", "scopes[0].domain
-// ..."); fields maps those to this form's fields. It returns the status to
-// answer with, or ok false for an error that is not a rule's.
+// ...", "params.alpn[0] ..."); fields maps those to this form's fields, a
+// member's path or else its object's name. It returns the status to answer
+// with, or ok false for an error that is not a rule's.
 func (f *form) fail(err error, fields map[string]string) (status int, ok bool) {
 	p, ok := problem.As(err)
 	if !ok {
 		return 0, false
 	}
 	word := p.Message
-	if i := strings.IndexAny(word, " [."); i >= 0 {
+	if i := strings.IndexAny(word, " ["); i >= 0 {
 		word = word[:i]
 	}
-	field, named := fields[word]
+	field, named := fields[word] // a member by its path: "params.alpn[0] ..."
+	if before, _, dotted := strings.Cut(word, "."); !named && dotted {
+		field, named = fields[before]
+	}
 	if !named {
 		field = ""
 	}
