@@ -2,8 +2,14 @@ package accounts
 
 import (
 	"context"
+	"crypto/pbkdf2"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/hostmint/hostmint/apikey"
@@ -50,7 +56,7 @@ func (s *Service) CreateSigninLink(ctx context.Context, accountID string) (token
 type Session struct {
 	AccountID string // "" for the operator
 	ExpiresAt time.Time
-	grant     string // operator: a hash of the admin token that started it
+	grant     string // operator: what grantOf stored of the admin token that started it
 }
 
 // Operator reports whether the session is the operator's.
@@ -58,14 +64,38 @@ func (s *Session) Operator() bool { return s.AccountID == "" }
 
 // Granted reports whether an operator session was started with token, the
 // admin token in force now: once the token is rotated, the sessions it
-// started end too.
+// started end too. It costs a key derivation (see grantOf): cache it.
 func (s *Session) Granted(token string) bool {
-	return token != "" && apikey.Verify(s.grant, grantPrefix+token)
+	saltHex, sumHex, ok := strings.Cut(s.grant, ":")
+	salt, err1 := hex.DecodeString(saltHex)
+	want, err2 := hex.DecodeString(sumHex)
+	if !ok || err1 != nil || err2 != nil || token == "" {
+		return false
+	}
+	got, err := pbkdf2.Key(sha256.New, token, salt, grantIterations, len(want))
+	return err == nil && subtle.ConstantTimeCompare(got, want) == 1
 }
 
-// grantPrefix keeps the stored hash of the admin token from being the hash
-// any other part of the service computes of it.
-const grantPrefix = "hostmint operator session\x00"
+// Grant is what the session stores of the admin token that started it
+// (opaque; "" for a team member's), to cache Granted by.
+func (s *Session) Grant() string { return s.grant }
+
+// grantIterations make a stored grant slow to test guesses against: the
+// admin token may be one a person chose, and session rows travel in
+// backups and migrations.
+const grantIterations = 100_000
+
+// grantOf is what an operator session stores of the admin token that
+// started it: "<salt>:<PBKDF2-SHA256 of the token>", in hex.
+func grantOf(token string) (string, error) {
+	salt := make([]byte, 16)
+	rand.Read(salt)
+	sum, err := pbkdf2.Key(sha256.New, token, salt, grantIterations, 32)
+	if err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(salt) + ":" + hex.EncodeToString(sum), nil
+}
 
 // RedeemSigninLink uses a sign-in token and starts a session for its
 // account; the returned secret goes into the browser's cookie.
@@ -84,7 +114,11 @@ func (s *Service) RedeemSigninLink(ctx context.Context, token string) (secret st
 // caller has checked (this package does not hold it); the session lasts
 // only as long as that token is the admin token (see Granted).
 func (s *Service) StartOperatorSession(ctx context.Context, token string) (secret string, sess *Session, err error) {
-	return s.startSession(ctx, apikey.Hash(grantPrefix+token), func(context.Context, *storage.Tx, time.Time) (string, error) { return "", nil })
+	grant, err := grantOf(token)
+	if err != nil {
+		return "", nil, err
+	}
+	return s.startSession(ctx, grant, func(context.Context, *storage.Tx, time.Time) (string, error) { return "", nil })
 }
 
 // startSession writes a new session for the account claim names ("" for

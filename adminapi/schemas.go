@@ -82,8 +82,9 @@ func (s *Server) schemas() map[string]schema {
 			req("ip", str("IPv4 or IPv6 address. [P1] Private or reserved ranges need the Business plan. "+
 				"[P2] Any range; its class (public or private) is the hostname's for life")),
 			opt("label", str("[P1] Custom label (Pro or Business plan): 3-63 of a-z 0-9 -, no leading or trailing hyphen, "+
-				"not a reserved, blocked or impersonating term")),
-			opt("subdomain", str("[P2] Custom subdomain, every plan: the same rules as label")),
+				"not a reserved, blocked or impersonating term (an xn-- internationalised name among them)")),
+			opt("subdomain", str("[P2] Custom subdomain, every plan: 3-63 of a-z 0-9 -, no leading or trailing hyphen, no period; "+
+				"on the team's own domain any such name is allowed except a nameserver's own name there (409)")),
 			opt("domain", str("[P2] One of the team's domains; omitted: the oldest active one the key reaches")),
 			opt("certificate", enum("[P2] Default self; managed needs a configured certificate encryption key (501 otherwise)", "self", "managed", "csr")),
 			opt("ca", enum("[P2] With managed or csr only (400 with self); default letsencrypt", "letsencrypt", "google"))),
@@ -100,11 +101,12 @@ func (s *Server) schemas() map[string]schema {
 		"RecordList": object("[P2] A hostname's records.", req("records", arrayOf(ref("Record"), "Oldest first"))),
 		"RecordInput": object("[P2] A record. Only the fields of its type are allowed.",
 			req("type", enum("Record type (A and AAAA are set by PUT on the hostname)", "TXT", "TLSA", "CAA", "MX", "SRV", "SSHFP", "HTTPS", "SVCB")),
-			opt("name", str("Label(s) under the hostname (a-z 0-9 - _); omitted: the hostname itself; _acme-challenge is reserved")),
+			opt("name", str("Label(s) under the hostname (a-z 0-9 - _), or the record's fully qualified name as answered "+
+				"(under the hostname, final dot optional); omitted: the hostname itself; _acme-challenge is reserved")),
 			opt("text", schema{"description": "TXT: a string (split into 255-byte strings) or, on create, a list of strings of at most 255 bytes; " +
 				"2048 bytes in all; no control characters"}),
 			opt("preference", integer("MX: 0-65535, lower is preferred")),
-			opt("exchange", str("MX: mail host, or \".\" with preference 0 for the null MX")),
+			opt("exchange", str("MX: mail host, or \".\" with preference 0 for the null MX, which must be the name's only MX (409 otherwise, RFC 7505)")),
 			opt("priority", integer("SRV: 0-65535, lower is tried first; HTTPS/SVCB: 0 is alias mode")),
 			opt("weight", integer("SRV: 0-65535")),
 			opt("port", integer("SRV: 0-65535")),

@@ -40,27 +40,44 @@ func Begin(ctx context.Context, e *storage.AuditEntry) context.Context {
 	return storage.WithAudit(ctx, e)
 }
 
-// Finish records e as refused with status and code, unless a write under
-// it committed (and so recorded it already) or nothing needs recording:
-// a request that ended well without writing, a 401 (the caller is not
-// known), or a database that is unavailable (the entry could not be
-// written either).
+// Finish completes e once its request is answered with status (and code,
+// the error code of a refusal, "" otherwise). Entries its writes committed
+// get that status, when it is not the one they were written with; a request
+// that committed no write is recorded as refused, unless nothing needs
+// recording: it ended well without writing, it is a 401 (the caller is not
+// known), or the database was unavailable (the entry could not be written
+// either).
 func (l *Log) Finish(e *storage.AuditEntry, status int, code string) {
-	if e == nil || e.Audited() > 0 || code == "" || status == http.StatusUnauthorized ||
+	if e == nil {
+		return
+	}
+	// The request's own context may have run out already.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if e.Audited() > 0 {
+		if status != e.Status {
+			if err := l.store.SetAuditStatus(ctx, e, status); err != nil {
+				l.failed("correcting the status of an audit entry failed", e, err)
+			}
+		}
+		return
+	}
+	if code == "" || status == http.StatusUnauthorized ||
 		status == http.StatusServiceUnavailable || code == problem.CodeUnavailable {
 		return
 	}
 	row := *e
 	row.Result, row.Status = code, status
-	// The request's own context may have run out already.
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
 	if err := l.store.AddAudit(ctx, &row); err != nil {
-		if l.Failed != nil {
-			l.Failed()
-		}
-		l.log.Error("recording a refused write in the audit log failed", "action", e.Action, "actor", e.Actor, "err", err)
+		l.failed("recording a refused write in the audit log failed", e, err)
 	}
+}
+
+func (l *Log) failed(msg string, e *storage.AuditEntry, err error) {
+	if l.Failed != nil {
+		l.Failed()
+	}
+	l.log.Error(msg, "action", e.Action, "actor", e.Actor, "err", err)
 }
 
 // Object names the most specific object of r's path under pattern: the

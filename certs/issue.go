@@ -289,7 +289,9 @@ func (m *Manager) observe(issued, renewal bool) {
 
 func (m *Manager) fail(ctx context.Context, c *storage.Certificate, err error) {
 	m.log.Warn("certificate order failed; retrying later", "hostname", c.HostnameID, "err", err)
-	m.observe(false, c.Chain != "")
+	if ctx.Err() == nil { // an order cut short by a shutdown or reload is not a CA's failure
+		m.observe(false, c.Chain != "")
+	}
 	m.save(ctx, c, func(c *storage.Certificate) {
 		if c.Chain == "" || c.Status != storage.CertIssued {
 			c.Status = storage.CertFailed

@@ -14,7 +14,8 @@ const refused = "REFUSED"
 
 // audited serves a form post of v's session with an audit entry: every
 // write it commits records the entry, and a refusal (a 4xx page) is
-// recorded once served.
+// recorded once served. Pages drawn after the form's work read under
+// storage.WithoutAudit: showing a page is not the form's write.
 func (h *Handler) audited(w http.ResponseWriter, r *http.Request, v *visit, page func(http.ResponseWriter, *http.Request, *visit)) {
 	if h.cfg.Audit == nil {
 		page(w, r, v)
@@ -32,7 +33,9 @@ func (h *Handler) audited(w http.ResponseWriter, r *http.Request, v *visit, page
 	}
 	sw := &audit.StatusWriter{ResponseWriter: w}
 	page(sw, r.WithContext(audit.Begin(r.Context(), e)), v)
+	code := ""
 	if sw.Status >= 400 {
-		h.cfg.Audit.Finish(e, sw.Status, refused)
+		code = refused
 	}
+	h.cfg.Audit.Finish(e, sw.Status, code)
 }

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hostmint/hostmint/accounts"
@@ -55,6 +56,7 @@ type Handler struct {
 	log       *slog.Logger
 	mux       *http.ServeMux
 	secure    bool
+	grants    sync.Map // an operator session's grant -> whether it is this admin token's
 }
 
 // maxForm bounds a form post; the largest form is a few hundred bytes.

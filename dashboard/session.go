@@ -48,7 +48,7 @@ func (h *Handler) current(r *http.Request) (*accounts.Session, string, error) {
 		return nil, "", accounts.ErrNoSession
 	}
 	sess, err := h.accounts.Session(r.Context(), c.Value)
-	if err == nil && sess.Operator() && !sess.Granted(h.cfg.AdminToken) {
+	if err == nil && sess.Operator() && !h.granted(sess) {
 		// Started with an admin token that has since been replaced.
 		return nil, "", accounts.ErrNoSession
 	}
@@ -145,4 +145,16 @@ func (h *Handler) signinToken(w http.ResponseWriter, r *http.Request) string {
 func signinForgery(r *http.Request) bool {
 	c, err := r.Cookie(signinCookie)
 	return err != nil || !sameToken(r.PostFormValue("csrf"), c.Value)
+}
+
+// granted reports whether an operator session was started with this
+// dashboard's admin token, deriving the key once per session and process.
+func (h *Handler) granted(sess *accounts.Session) bool {
+	key := sess.Grant()
+	if ok, seen := h.grants.Load(key); seen {
+		return ok.(bool)
+	}
+	ok := sess.Granted(h.cfg.AdminToken)
+	h.grants.Store(key, ok)
+	return ok
 }

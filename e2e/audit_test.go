@@ -417,6 +417,21 @@ func TestAuditWritesP1(t *testing.T) {
 				}
 				return []auditWant{{actor: "session:operator", action: "POST /dashboard/operator/accounts", result: "REFUSED", status: 400}}
 			}},
+			{name: "dashboard: a refused update stays refused though the page renews the hostname", do: func(t *testing.T) []auditWant {
+				// In profile 1 drawing the hostname page again is a read that
+				// renews (a write of its own): it must not stand for the form.
+				r := s.withT(t).must(201, "POST", "/api/v1/hostnames", key, map[string]any{"ip": "198.41.0.50"})
+				id := r.str("id")
+				token, _ := s.linkToken(t, acct)
+				member := s.dashboard()
+				mcsrf := member.signIn(t, "/dashboard/signin/link", token)
+				if status, _, _ := member.send(t, "/dashboard/team/hostnames/"+id+"/update", url.Values{"csrf": {mcsrf}, "ip": {"not-an-ip"}}); status != 400 {
+					t.Fatalf("dashboard update with a bad address: %d", status)
+				}
+				return []auditWant{auditOK("key:"+keyID, acct, "POST /api/v1/hostnames", "hostname:"+id, 201),
+					auditOK(admin, acct, "POST /api/admin/accounts/{id}/signin-links", "account:"+acct, 201),
+					{actor: "session:" + acct, account: acct, action: "POST /dashboard/team/hostnames/{id}/update", object: "hostname:" + id, result: "REFUSED", status: 400}}
+			}},
 		}
 		runAudit(t, s, cases)
 	})
@@ -495,6 +510,13 @@ func TestAuditWritesP2(t *testing.T) {
 				return []auditWant{auditOK(k, team, "POST /api/v1/hostnames", "hostname:"+two, 201),
 					auditOK(k, team, "GET /nic/update", "hostname:"+hid, 200), auditOK(k, team, "GET /nic/update", "hostname:"+two, 200)}
 			}},
+			{name: "dyndns2 nochg and the same address again write nothing", do: func(t *testing.T) []auditWant {
+				if a := s.dyn(t, "/nic/update", key, "hostname="+hname+"&myip=198.41.0.11", nil); a.body != "nochg 198.41.0.11" {
+					t.Fatalf("dyndns2 again: %d %q", a.status, a.body)
+				}
+				s.withT(t).must(200, "PUT", "/api/v1/hostnames/"+hid, key, map[string]any{"ip": "198.41.0.11"})
+				return nil
+			}},
 			{name: "admin suspends the hostname", do: func(t *testing.T) []auditWant {
 				s.withT(t).must(200, "POST", "/api/admin/hostnames/"+hid+"/suspend", s.admin, nil)
 				return []auditWant{auditOK(admin, "", "POST /api/admin/hostnames/{id}/suspend", "hostname:"+hid, 200)}
@@ -556,6 +578,24 @@ func TestAuditWritesP2(t *testing.T) {
 					t.Fatalf("dashboard create with a bad address: %d", status)
 				}
 				return []auditWant{{actor: "session:" + team, account: team, action: "POST /dashboard/team/hostnames", result: "REFUSED", status: 400}}
+			}},
+			{name: "dashboard: a diagnose report is no write", do: func(t *testing.T) []auditWant {
+				if status, _, _ := dash.send(t, "/dashboard/team/hostnames/"+dashHost+"/diagnose", url.Values{"csrf": {csrf}}); status != 200 {
+					t.Fatalf("dashboard diagnose: %d", status)
+				}
+				return nil
+			}},
+			{name: "dashboard: a write that answers with a page records that status", do: func(t *testing.T) []auditWant {
+				s.live(t, key, dashHost)
+				status, _, _ := dash.send(t, "/dashboard/team/hostnames/"+dashHost+"/credential", url.Values{"csrf": {csrf}})
+				if status != 201 {
+					t.Fatalf("dashboard credential: %d", status)
+				}
+				p := s.auditList(t, "limit=1")
+				if len(p.Entries) != 1 || !strings.HasPrefix(p.Entries[0].Object, "credential:") {
+					t.Fatalf("no entry of the credential: %v", p.Entries)
+				}
+				return []auditWant{auditOK("session:"+team, team, "POST /dashboard/team/hostnames/{id}/credential", p.Entries[0].Object, 201)}
 			}},
 			{name: "dashboard: a form without its token is not recorded", do: func(t *testing.T) []auditWant {
 				if status, _, _ := dash.send(t, "/dashboard/team/hostnames", url.Values{"csrf": {"forged"}, "ip": {"198.41.0.10"}}); status != 403 {

@@ -229,6 +229,9 @@ func noDomain() error {
 // labelFree checks that label can be taken on dom by account: nobody holds
 // it, and it was not released by anyone ([P1]) or by another team ([P2]).
 func (s *Service) labelFree(ctx context.Context, tx *storage.Tx, dom *storage.Domain, label, accountID string) error {
+	if s.cfg.Nameservers[label+"."+dom.Name] {
+		return problem.Conflict("%s.%s is the name of one of this service's nameservers", label, dom.Name)
+	}
 	held, by, retired, err := tx.LabelUse(ctx, dom.ID, label)
 	switch {
 	case err != nil:

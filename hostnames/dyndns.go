@@ -80,6 +80,7 @@ func (s *Service) SetAddrs(ctx context.Context, p *access.Principal, id string, 
 			return s.setP1(ctx, tx, h, acct, parsedIP{addr: a, text: a.String(), class: addrclass.Of(a)})
 		}
 		if !changed {
+			tx.NoAudit()
 			return nil
 		}
 		now := s.now()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hostmint/hostmint/access"
 	"github.com/hostmint/hostmint/apikey"
+	"github.com/hostmint/hostmint/labels"
 	"github.com/hostmint/hostmint/problem"
 	"github.com/hostmint/hostmint/ratelimit"
 	"github.com/hostmint/hostmint/records"
@@ -44,13 +45,18 @@ func (s *Service) Records(ctx context.Context, p *access.Principal, hostnameID s
 
 // CreateRecord publishes a record under a hostname.
 func (s *Service) CreateRecord(ctx context.Context, p *access.Principal, hostnameID string, in records.Input) (*storage.Record, error) {
-	rec, err := records.Parse(in, true)
-	if err != nil {
-		return nil, err
+	if in.Name == nil { // a name is read against the hostname's, below
+		if _, err := records.Parse(in, true); err != nil {
+			return nil, err
+		}
 	}
 	var out *storage.Record
-	err = s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
 		h, err := s.recordHost(ctx, tx, p, hostnameID, opCreate)
+		if err != nil {
+			return err
+		}
+		rec, err := records.Parse(relative(in, h.Name), true)
 		if err != nil {
 			return err
 		}
@@ -73,6 +79,9 @@ func (s *Service) CreateRecord(ctx context.Context, p *access.Principal, hostnam
 		if err := unique(existing, out); err != nil {
 			return err
 		}
+		if err := soleNullMX(existing, out); err != nil {
+			return err
+		}
 		if err := tx.InsertRecord(ctx, out); err != nil {
 			return err
 		}
@@ -81,11 +90,28 @@ func (s *Service) CreateRecord(ctx context.Context, p *access.Principal, hostnam
 	return out, err
 }
 
+// relative is in with its name made relative to hostname: the API answers
+// records' names fully qualified, and a caller may send one back ("the
+// hostname itself" or "a name under it", with or without the final dot).
+func relative(in records.Input, hostname string) records.Input {
+	if in.Name == nil {
+		return in
+	}
+	n := strings.TrimSuffix(labels.Lower(*in.Name), ".")
+	switch {
+	case n == hostname:
+		n = ""
+	case strings.HasSuffix(n, "."+hostname):
+		n = strings.TrimSuffix(n, "."+hostname)
+	default:
+		return in
+	}
+	in.Name = &n
+	return in
+}
+
 // UpdateRecord changes a record's value; its id, type and name stay.
 func (s *Service) UpdateRecord(ctx context.Context, p *access.Principal, hostnameID, recordID string, in records.Input) (*storage.Record, error) {
-	if _, err := records.Parse(in, false); err != nil && in.Name != nil {
-		return nil, err // a name was sent: the input is wrong whatever is stored
-	}
 	var out *storage.Record
 	err := s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
 		h, err := s.recordHost(ctx, tx, p, hostnameID, opChange)
@@ -101,7 +127,7 @@ func (s *Service) UpdateRecord(ctx context.Context, p *access.Principal, hostnam
 			label := strings.TrimSuffix(strings.TrimSuffix(out.Name, h.Name), ".")
 			in.Name = &label
 		}
-		rec, err := records.Parse(in, false)
+		rec, err := records.Parse(relative(in, h.Name), false)
 		if err != nil {
 			return err
 		}
@@ -122,6 +148,9 @@ func (s *Service) UpdateRecord(ctx context.Context, p *access.Principal, hostnam
 			return err
 		}
 		if err := unique(existing, out); err != nil {
+			return err
+		}
+		if err := soleNullMX(existing, out); err != nil {
 			return err
 		}
 		out.UpdatedAt = time.Now().UnixMilli()
@@ -217,6 +246,27 @@ func unique(existing []storage.Record, r *storage.Record) error {
 	for _, e := range existing {
 		if e.ID != r.ID && e.Name == r.Name && e.Type == r.Type && e.Data == r.Data {
 			return problem.Conflict("an identical %s record exists at %s (id %s)", r.Type, r.Name, e.ID)
+		}
+	}
+	return nil
+}
+
+// soleNullMX keeps a null MX alone at its name: it says the name takes no
+// mail, and a name that has one "MUST NOT advertise any other MX RR"
+// (RFC 7505 3).
+func soleNullMX(existing []storage.Record, r *storage.Record) error {
+	if r.Type != "MX" {
+		return nil
+	}
+	null := func(rec *storage.Record) bool {
+		var d records.Data
+		return json.Unmarshal([]byte(rec.Data), &d) == nil && d.Exchange == "."
+	}
+	for i := range existing {
+		e := &existing[i]
+		if e.ID != r.ID && e.Name == r.Name && e.Type == "MX" && (null(e) || null(r)) {
+			return problem.Conflict("%s would have a null MX (0 .: it takes no mail) beside another MX (id %s); "+
+				"a null MX must be its only MX (RFC 7505), so delete one first", r.Name, e.ID)
 		}
 	}
 	return nil

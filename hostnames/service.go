@@ -47,8 +47,12 @@ type Config struct {
 	IdleExpiry time.Duration  // [P1]
 	Caps       map[string]int // plan -> active-hostname cap
 	Labels     *labels.Policy
-	// Reserved labels besides the policy (the nameservers' own names).
+	// Reserved labels besides the policy ([P1]: the first labels of the
+	// nameservers' names).
 	Reserved map[string]bool
+	// Nameservers are the nameservers' names (lowercase, no trailing dot),
+	// which no hostname may take.
+	Nameservers map[string]bool
 	// SealKey is the certificate encryption key ([P2] certificate: managed
 	// needs one); nil when none is configured.
 	SealKey seal.Key
@@ -121,10 +125,20 @@ func (s *Service) expiry(now time.Time) int64 {
 	return now.Add(s.cfg.IdleExpiry).UnixMilli()
 }
 
-// checkLabel applies the label rules to a custom label or subdomain.
+// checkLabel applies the label rules to a custom label or subdomain: the
+// spec's syntax, and [P1] (pool domains, shared by everyone) no reserved,
+// blocked or impersonating term. [P2] a subdomain is on the team's own
+// domain, where the syntax alone applies (a nameserver's own name there is
+// taken: see labelFree).
 func (s *Service) checkLabel(field, label string) error {
 	if err := labels.Syntax(label); err != nil {
 		return problem.BadRequest("%s %s", field, err)
+	}
+	if s.cfg.Profile == 2 {
+		return nil
+	}
+	if labels.Punycode(label) {
+		return problem.BadRequest("%s %q is the ASCII form of an internationalised name, which can pass for another name; choose another", field, label)
 	}
 	if s.cfg.Labels.Blocked(label) || s.cfg.Reserved[label] {
 		return problem.BadRequest("%s %q is reserved or blocked; choose another", field, label)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/netip"
+	"strings"
 
 	"github.com/hostmint/hostmint/access"
 	"github.com/hostmint/hostmint/addrclass"
@@ -42,6 +43,9 @@ func (s *Service) Update(ctx context.Context, p *access.Principal, id string, in
 	if in.Target != nil {
 		if target = domains.Normalize(*in.Target); target == "" {
 			return nil, problem.BadRequest("target %q is not a host name", *in.Target)
+		}
+		if _, err := netip.ParseAddr(strings.Trim(target, "[]")); err == nil {
+			return nil, problem.BadRequest("target %q is an address, not a host name to follow; send it as ip", *in.Target)
 		}
 		// Only a caller who may change the hostname gets our resolver's time.
 		h, err := s.owned(ctx, s.store.Reader(), p, id, access.HostnamesWrite)
@@ -89,6 +93,7 @@ func (s *Service) Update(ctx context.Context, p *access.Principal, id string, in
 		}
 		joined := joinAddrs(addrs)
 		if h.Target == target && h.Addrs == joined {
+			tx.NoAudit()
 			return nil // the same address again: nothing to rewrite
 		}
 		h.IP, h.Addrs, h.Target, h.RefreshAt = addrs[0].String(), joined, target, 0

@@ -21,9 +21,7 @@ const (
 )
 
 // Syntax checks the spec's label syntax: 3-63 of a-z 0-9 and hyphen, no
-// leading or trailing hyphen. It also refuses "--" in the third and fourth
-// places, which RFC 5891 reserves for IDNA (xn--): such a label would be an
-// invalid internationalised name. The label must already be lowercase.
+// leading or trailing hyphen. The label must already be lowercase.
 func Syntax(label string) error {
 	if n := len(label); n < MinLen || n > MaxLen {
 		return fmt.Errorf("must be %d to %d characters long, got %d", MinLen, MaxLen, n)
@@ -38,11 +36,13 @@ func Syntax(label string) error {
 	if label[0] == '-' || label[len(label)-1] == '-' {
 		return fmt.Errorf("must not start or end with a hyphen")
 	}
-	if label[2] == '-' && label[3] == '-' {
-		return fmt.Errorf("must not have hyphens in the third and fourth places (reserved for IDNA)")
-	}
 	return nil
 }
+
+// Punycode reports whether label is an internationalised name's ASCII form
+// (RFC 5891's "xn--" A-label), which a browser may show in another script,
+// as a look-alike of a name it is not.
+func Punycode(label string) bool { return strings.HasPrefix(label, "xn--") }
 
 //go:embed blocked.txt
 var shipped string

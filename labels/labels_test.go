@@ -14,14 +14,14 @@ func TestSyntax(t *testing.T) {
 		{"abc", true},
 		{"my-host-1", true},
 		{"a1b", true},
-		{"xn--bcher-kva", false},
+		{"xn--bcher-kva", true}, // spec syntax; [P1] refuses it as impersonating (Punycode)
 		{"ab", false},
 		{"-abc", false},
 		{"abc-", false},
 		{"ABC", false},
 		{"a.b.c", false},
 		{"a_bc", false},
-		{"ab--c", false},
+		{"ab--c", true},
 		{string(make([]byte, 64)), false},
 		{"a" + string(repeat('b', 62)), true},
 		{"a" + string(repeat('b', 63)), false},
@@ -101,5 +101,13 @@ func TestOpaque(t *testing.T) {
 			t.Fatalf("Opaque() repeated %q", l)
 		}
 		seen[l] = true
+	}
+}
+
+func TestPunycode(t *testing.T) {
+	for label, want := range map[string]bool{"xn--bcher-kva": true, "xn--abc": true, "ab--c": false, "xnabc": false, "axn--b": false} {
+		if got := Punycode(label); got != want {
+			t.Errorf("Punycode(%q) = %v, want %v", label, got, want)
+		}
 	}
 }

@@ -38,8 +38,8 @@ func parseCAA(in Input, _ bool, _ string) (Data, error) {
 		return Data{}, problem.BadRequest("value is required (for issue and issuewild, \";\" forbids every CA)")
 	}
 	v := *in.Value
-	if i := controlByte(v); i >= 0 {
-		return Data{}, problem.BadRequest("value must not hold control characters, found byte 0x%02x at offset %d", v[i], i)
+	if i, r := control(v); i >= 0 {
+		return Data{}, problem.BadRequest("value must not hold control characters, found %U at offset %d", r, i)
 	}
 	if len(v) > MaxStringLen {
 		return Data{}, problem.BadRequest("value must be at most %d bytes, got %d", MaxStringLen, len(v))

@@ -2,6 +2,7 @@ package records
 
 import (
 	"fmt"
+	"unicode"
 
 	"github.com/hostmint/hostmint/problem"
 )
@@ -37,16 +38,17 @@ func hexField(p *string, field string) (string, error) {
 	return s, nil
 }
 
-// controlByte returns the index of the first control character (C0 or DEL)
-// in s, or -1. Such bytes are unprintable in every client and a common way to
-// smuggle line breaks into zone files and logs.
-func controlByte(s string) int {
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 || s[i] == 0x7f {
-			return i
+// control finds the first control character in s: C0, DEL or C1 (U+0080 to
+// U+009F, which UTF-8 spells in two bytes). Such characters are unprintable
+// in every client and a common way to smuggle line breaks into zone files
+// and logs. It answers -1 when there is none.
+func control(s string) (offset int, r rune) {
+	for i, r := range s {
+		if unicode.IsControl(r) {
+			return i, r
 		}
 	}
-	return -1
+	return -1, 0
 }
 
 // uint8Of and uint16Of take a stored number into an RR field; they fail

@@ -57,8 +57,8 @@ func parseTXT(in Input, create bool, _ string) (Data, error) {
 	if text == "" {
 		return Data{}, problem.BadRequest("text must not be empty")
 	}
-	if i := controlByte(text); i >= 0 {
-		return Data{}, problem.BadRequest("text must not hold control characters, found byte 0x%02x at offset %d", text[i], i)
+	if i, r := control(text); i >= 0 {
+		return Data{}, problem.BadRequest("text must not hold control characters, found %U at offset %d", r, i)
 	}
 	if len(text) > MaxTextLen {
 		return Data{}, problem.BadRequest("text must be at most %d bytes in total, got %d", MaxTextLen, len(text))

@@ -24,7 +24,7 @@ type AuditEntry struct {
 	Status    int    `bun:"status"`     // the HTTP status answered
 	Address   string `bun:"address"`    // the client's address
 
-	written int // committed transactions that recorded this entry
+	ids []int64 // the rows of this entry that committed transactions wrote
 }
 
 // AuditOK is the result of an entry whose write committed.
@@ -55,16 +55,20 @@ func AuditAccount(ctx context.Context, accountID string) {
 }
 
 // Audited reports how many committed transactions have recorded e.
-func (e *AuditEntry) Audited() int { return e.written }
+func (e *AuditEntry) Audited() int { return len(e.ids) }
 
-// audit records e in t, once per transaction.
+// NoAudit marks t as no write of the request it serves: it changed nothing
+// (the address a client already has), so it records no audit entry.
+func (t *Tx) NoAudit() { t.noAudit = true }
+
+// audit records the entry of ctx in t, once per transaction.
 func (t *Tx) audit(ctx context.Context) error {
 	e, _ := ctx.Value(auditKey{}).(*AuditEntry)
-	if e == nil {
+	if e == nil || t.noAudit {
 		return nil
 	}
 	row := *e
-	row.ID, row.written, row.At, row.Result = 0, 0, time.Now().UnixMilli(), AuditOK
+	row.ID, row.ids, row.At, row.Result = 0, nil, time.Now().UnixMilli(), AuditOK
 	row.clean()
 	switch {
 	case t.created != "":
@@ -72,10 +76,21 @@ func (t *Tx) audit(ctx context.Context) error {
 	case row.Object == "":
 		row.Object = t.touched
 	}
-	if _, err := t.tx.NewInsert().Model(&row).Exec(ctx); err != nil {
+	if _, err := t.tx.NewInsert().Model(&row).Returning("id").Exec(ctx); err != nil {
 		return mapErr(err)
 	}
+	t.audited = append(t.audited, row.ID)
 	return nil
+}
+
+// SetAuditStatus corrects the status of e's committed entries to the one
+// the request was answered with (known only after its writes committed).
+func (s *Store) SetAuditStatus(ctx context.Context, e *AuditEntry, status int) error {
+	if len(e.ids) == 0 {
+		return nil
+	}
+	_, err := s.db.NewUpdate().TableExpr("audit_log").Set("status = ?", status).Where("id IN (?)", bun.In(e.ids)).Exec(ctx)
+	return mapErr(err)
 }
 
 // made notes the first object t inserts, for its audit entry.
@@ -88,7 +103,7 @@ func (q Queries) made(kind, id string) {
 // AddAudit records an entry outside any write: a refused attempt.
 func (s *Store) AddAudit(ctx context.Context, e *AuditEntry) error {
 	row := *e
-	row.ID, row.written = 0, 0
+	row.ID, row.ids = 0, nil
 	row.clean()
 	if row.At == 0 {
 		row.At = time.Now().UnixMilli()

@@ -187,8 +187,8 @@ CREATE INDEX audit_log_at ON audit_log (at);
 CREATE INDEX audit_log_actor ON audit_log (actor, id);
 CREATE INDEX audit_log_account ON audit_log (account_id, id);
 CREATE INDEX audit_log_object ON audit_log (object, id)`},
-	// An operator session names the admin token that started it (a hash),
-	// so that rotating the token ends every operator session.
+	// An operator session names the admin token that started it (a salted,
+	// slow hash), so that rotating the token ends every operator session.
 	{9, "operator sessions bound to the admin token", `
 ALTER TABLE dashboard_sessions ADD COLUMN grant_hash TEXT NOT NULL DEFAULT ''`},
 }

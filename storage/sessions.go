@@ -15,7 +15,7 @@ type Session struct {
 	AccountID string `bun:"account_id"` // "" for the operator
 	ExpiresAt int64  `bun:"expires_at"`
 	CreatedAt int64  `bun:"created_at"`
-	GrantHash string `bun:"grant_hash"` // operator: a hash of the admin token it was started with
+	GrantHash string `bun:"grant_hash"` // operator: a salted, slow hash of the admin token it was started with
 }
 
 // SigninLink is a one-time sign-in for a team member. ID is the hash of the

@@ -160,8 +160,10 @@ type Tx struct {
 	tx      bun.Tx
 	last    int64
 	changed map[string]bool
-	created string // the first object inserted, "<kind>:<id>", for the audit entry
-	touched string // the first object changed, likewise
+	created string  // the first object inserted, "<kind>:<id>", for the audit entry
+	touched string  // the first object changed, likewise
+	noAudit bool    // see NoAudit
+	audited []int64 // the audit rows this transaction wrote
 }
 
 // NotifyChannel is the PostgreSQL channel on which writes announce changes.
@@ -193,9 +195,12 @@ func (t *Tx) Changed(ctx context.Context, kind, ref string) error {
 // returns the id of the last change row the transaction appended (0 if none),
 // so the caller can wait until its node serves the change.
 func (s *Store) Write(ctx context.Context, fn func(ctx context.Context, tx *Tx) error) (int64, error) {
-	var last int64
+	var (
+		last int64
+		t    *Tx
+	)
 	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, btx bun.Tx) error {
-		t := &Tx{tx: btx}
+		t = &Tx{tx: btx}
 		t.Queries = Queries{db: btx, dialect: s.dialect, tx: t}
 		if err := fn(ctx, t); err != nil {
 			return err
@@ -206,8 +211,8 @@ func (s *Store) Write(ctx context.Context, fn func(ctx context.Context, tx *Tx) 
 	if err != nil {
 		return 0, mapErr(err)
 	}
-	if e, _ := ctx.Value(auditKey{}).(*AuditEntry); e != nil {
-		e.written++
+	if e, _ := ctx.Value(auditKey{}).(*AuditEntry); e != nil && len(t.audited) > 0 {
+		e.ids = append(e.ids, t.audited...)
 	}
 	if last > 0 {
 		if s.notify != nil {

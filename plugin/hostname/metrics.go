@@ -1,18 +1,15 @@
 package hostname
 
 import (
-	"context"
 	"net/http"
 	"slices"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/coredns/coredns/plugin"
 	"github.com/hostmint/hostmint/adminapi"
 	"github.com/hostmint/hostmint/problem"
-	"github.com/hostmint/hostmint/storage"
 	"github.com/miekg/dns"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
@@ -45,12 +42,14 @@ var (
 		func() float64 { return float64(currentIndexSize()) })
 
 	_ = gaugeFunc("feed_last_change_id", "The id of the newest change this node has applied.",
-		func() float64 { return float64(feedStat(func(b *backend) int64 { return b.feed.Applied() })) })
-	feedLastAt = promauto.NewGauge(prometheus.GaugeOpts{Namespace: plugin.Namespace, Subsystem: "hostname",
-		Name: "feed_last_change_timestamp_seconds", Help: "When the newest change this node has applied was written (Unix seconds)."})
+		func() float64 { return float64(leastOf(func(b *backend) int64 { return b.feed.Applied() })) })
+	_ = gaugeFunc("feed_last_change_timestamp_seconds", "When the newest change this node has applied was written (Unix seconds).",
+		func() float64 {
+			return float64(leastOf(func(b *backend) int64 { return b.metrics.lastAt.Load() })) / 1000
+		})
 	_ = gaugeFunc("feed_last_change_age_seconds", "Seconds since the newest change this node has applied was written.",
 		func() float64 {
-			if at := lastChangeAt.Load(); at > 0 {
+			if at := leastOf(func(b *backend) int64 { return b.metrics.lastAt.Load() }); at > 0 {
 				return time.Since(time.UnixMilli(at)).Seconds()
 			}
 			return 0
@@ -60,7 +59,7 @@ var (
 		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}})
 	_ = gaugeFunc("store_up", "1 while this node's change feed reads the store, 0 when its last read failed.",
 		func() float64 {
-			return float64(feedStat(func(b *backend) int64 {
+			return float64(leastOf(func(b *backend) int64 {
 				if b.feed.Err() == nil && b.feed.Loaded() {
 					return 1
 				}
@@ -91,9 +90,6 @@ var (
 	auditFailures = promauto.NewCounter(prometheus.CounterOpts{Namespace: plugin.Namespace, Subsystem: "hostname",
 		Name: "audit_write_failures_total", Help: "Refused attempts that could not be recorded in the audit log."})
 )
-
-// lastChangeAt is when the newest change applied was written (Unix ms).
-var lastChangeAt atomic.Int64
 
 // answerTypes are the query types the answers metric names; every other
 // type is "other", so that random types cannot grow the number of series
@@ -178,78 +174,4 @@ func observeOrder(issued, renewal bool) {
 		kind = "renewal"
 	}
 	certOrders.WithLabelValues(result, kind).Inc()
-}
-
-// feedStat is f's largest value over the open stores.
-func feedStat(f func(*backend) int64) int64 {
-	sharedMu.Lock()
-	defer sharedMu.Unlock()
-	var n int64
-	for _, b := range backends {
-		n = max(n, f(b))
-	}
-	return n
-}
-
-// feedMetrics is a feed consumer that times how late changes arrive.
-type feedMetrics struct{}
-
-func (feedMetrics) Load(ctx context.Context, q storage.Queries) error {
-	last, err := q.LastChange(ctx)
-	if err != nil || last == 0 {
-		return err
-	}
-	cs, err := q.ChangesAfter(ctx, last-1, nil, 1)
-	if err == nil && len(cs) == 1 {
-		setLastChange(cs[0].CreatedAt)
-	}
-	return err
-}
-
-func (feedMetrics) Apply(_ context.Context, _ storage.Queries, cs []storage.Change) error {
-	now := time.Now()
-	newest := int64(0)
-	for _, c := range cs {
-		feedLag.Observe(max(0, now.Sub(time.UnixMilli(c.CreatedAt)).Seconds()))
-		newest = max(newest, c.CreatedAt)
-	}
-	setLastChange(newest)
-	return nil
-}
-
-func setLastChange(at int64) {
-	for {
-		cur := lastChangeAt.Load()
-		if at <= cur || lastChangeAt.CompareAndSwap(cur, at) {
-			break
-		}
-	}
-	feedLastAt.Set(float64(lastChangeAt.Load()) / 1000)
-}
-
-// certStatsTick is how often the certificate gauges are read from the store.
-const certStatsTick = time.Minute
-
-// watchCertificates keeps the certificate gauges current until ctx ends.
-func watchCertificates(ctx context.Context, store *storage.Store) {
-	t := time.NewTicker(certStatsTick)
-	defer t.Stop()
-	for {
-		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		st, err := store.Reader().Certificates(qctx, time.Now().Add(7*24*time.Hour).UnixMilli())
-		cancel()
-		if err == nil {
-			for _, status := range []string{storage.CertRequested, storage.CertIssuing, storage.CertIssued,
-				storage.CertFailed, storage.CertRevoking, storage.CertRevoked} {
-				certsByStatus.WithLabelValues(status).Set(float64(st.ByStatus[status]))
-			}
-			certSoonest.Set(float64(st.Soonest) / 1000)
-			certExpiring.Set(float64(st.Expiring))
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
 }

@@ -36,14 +36,16 @@ var (
 
 // backend is one open store with the feed that keeps its index current.
 type backend struct {
-	key    string
-	refs   int
-	store  *storage.Store
-	feed   *storage.Feed
-	index  *Index
-	auth   *accounts.Authenticator
-	cancel context.CancelFunc
-	done   chan struct{}
+	key     string
+	refs    int
+	store   *storage.Store
+	feed    *storage.Feed
+	index   *Index
+	auth    *accounts.Authenticator
+	metrics *feedMetrics
+	certs   atomic.Pointer[storage.CertificateStats]
+	cancel  context.CancelFunc
+	done    chan struct{}
 }
 
 // fanout feeds every consumer the same snapshot and changes.
@@ -82,14 +84,18 @@ func acquireBackend(ctx context.Context, d storage.Dialect, dsn string, poll tim
 	if err != nil {
 		return nil, err
 	}
-	b := &backend{key: id, refs: 1, store: store, index: NewIndex(), auth: accounts.NewAuthenticator(store), done: make(chan struct{})}
+	b := &backend{key: id, refs: 1, store: store, index: NewIndex(), auth: accounts.NewAuthenticator(store),
+		metrics: &feedMetrics{}, done: make(chan struct{})}
 	b.index.SetKey(key)
-	b.feed = storage.NewFeed(store, fanout{b.index, b.auth, feedMetrics{}}, poll, slog.Default().With("plugin", "hostname"))
+	b.feed = storage.NewFeed(store, fanout{b.index, b.auth, b.metrics}, poll, slog.Default().With("plugin", "hostname"))
 	fctx, cancel := context.WithCancel(context.Background())
 	b.cancel = cancel
+	var wg sync.WaitGroup
+	wg.Go(func() { b.feed.Run(fctx) })
+	wg.Go(func() { b.watchCertificates(fctx) })
 	go func() {
 		defer close(b.done)
-		b.feed.Run(fctx)
+		wg.Wait()
 	}()
 	backends[id] = b
 	return b, nil
@@ -97,11 +103,13 @@ func acquireBackend(ctx context.Context, d storage.Dialect, dsn string, poll tim
 
 func (b *backend) release() error {
 	sharedMu.Lock()
-	defer sharedMu.Unlock()
 	if b.refs--; b.refs > 0 {
+		sharedMu.Unlock()
 		return nil
 	}
 	delete(backends, b.key)
+	sharedMu.Unlock()
+	// Waited for without the lock: the goroutines take it to publish.
 	b.cancel()
 	<-b.done
 	return b.store.Close()

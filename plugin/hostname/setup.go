@@ -489,15 +489,16 @@ func (h *Hostname) start() error {
 		b.release()
 		return plugin.Error("hostname", fmt.Errorf("creating the Corefile's domains: %w", err))
 	}
-	reserved := map[string]bool{}
+	reserved, nsNames := map[string]bool{}, map[string]bool{}
 	for _, ns := range cfg.nameservers {
 		reserved[strings.SplitN(ns.name, ".", 2)[0]] = true
+		nsNames[strings.TrimSuffix(ns.name, ".")] = true
 	}
 	logger := slog.Default().With("plugin", "hostname")
 	mgr := certs.New(b.store, certs.Config{CAs: cfg.cas(), Email: cfg.acmeEmail, Key: key, Nameservers: h.probed(), RenewAt: cfg.certRenewAt,
 		Observe: observeOrder}, logger)
 	hs := hostnames.New(b.store, hostnames.Config{
-		Profile: cfg.profile, IdleExpiry: cfg.idleExpiry, Caps: cfg.caps, Labels: policy, Reserved: reserved,
+		Profile: cfg.profile, IdleExpiry: cfg.idleExpiry, Caps: cfg.caps, Labels: policy, Reserved: reserved, Nameservers: nsNames,
 		SealKey: key, Certs: mgr, Resolver: &targets.Resolver{Servers: cfg.resolvers}, RecordWrites: cfg.recordWrites,
 		Diagnose:  diagnose.Config{Nameservers: h.diagnosed(), Resolvers: cfg.resolvers, CTLog: cfg.ctLog, Budget: cfg.diagnoseBudget},
 		Diagnoses: cfg.diagnoses,
@@ -528,7 +529,6 @@ func (h *Hostname) start() error {
 		if mgr.Configured() {
 			wg.Go(func() { mgr.Run(wctx, certTick) })
 		}
-		wg.Go(func() { watchCertificates(wctx, b.store) })
 	}
 	h.rt.stopWatch = func() { cancel(); wg.Wait() }
 	for _, ns := range cfg.nameservers {
