@@ -167,6 +167,9 @@ func (m *Manager) obtain(ctx context.Context, ca string, h *storage.Hostname, c 
 		dns01.AddRecursiveNameservers(m.cfg.Nameservers),
 		dns01.DisableAuthoritativeNssPropagationRequirement(),
 		dns01.WrapPreCheck(func(domain, fqdn, value string, _ dns01.PreCheckFunc) (bool, error) {
+			if err := ctx.Err(); err != nil {
+				return true, err // shutting down: lego's wait ends at once with this error
+			}
 			return m.served(fqdn, value), nil
 		})); err != nil {
 		return nil, nil, err

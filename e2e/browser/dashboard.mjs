@@ -10,7 +10,7 @@
 //
 //   HOSTMINT_URL=http://127.0.0.1:8080 HOSTMINT_ADMIN=... HOSTMINT_DNS=127.0.0.1:5353 \
 //     SCREENSHOTS=./screenshots node dashboard.mjs
-import { admin, api, base, check, need, shot, withBrowser } from "./lib.mjs";
+import { admin, api, base, check, need, shot, withBrowser, visible } from "./lib.mjs";
 import { Resolver } from "node:dns/promises";
 
 // The server's own DNS listener, asked directly: what a client of the
@@ -60,7 +60,7 @@ async function operatorAndMember(browser) {
   check(op.url().endsWith("/dashboard/signin"), "a signed-out browser lands on the sign-in page");
   await op.getByLabel("Admin token").fill("not-the-token");
   await op.getByRole("button", { name: "Sign in as operator" }).click();
-  check(await op.locator("#token-error").isVisible(), "a wrong token is refused, the error next to the field");
+  check(await visible(op.locator("#token-error")), "a wrong token is refused, the error next to the field");
   await shot(op, "signin-error");
   await op.getByLabel("Admin token").fill(admin);
   await op.getByRole("button", { name: "Sign in as operator" }).click();
@@ -72,22 +72,22 @@ async function operatorAndMember(browser) {
   await op.locator("#account-cap").fill("10");
   await op.getByRole("button", { name: "Create team" }).click();
   await op.waitForURL("**/dashboard/operator");
-  check(await op.getByRole("rowheader", { name: "Acme" }).isVisible(), "the team is listed");
+  check(await visible(op.getByRole("rowheader", { name: "Acme" })), "the team is listed");
 
   await op.locator("#domain-name").fill("bad domain");
   await op.getByRole("button", { name: "Add domain" }).click();
-  check(await op.locator("#domain-name-error").isVisible(), "a bad domain name is refused next to the field");
+  check(await visible(op.locator("#domain-name-error")), "a bad domain name is refused next to the field");
   await op.locator("#domain-name").fill("acme.example.net");
   await op.locator("#domain-owner").selectOption({ label: "Acme" });
   await op.getByRole("button", { name: "Add domain" }).click();
   await op.waitForURL("**/dashboard/operator");
-  check(await op.getByRole("rowheader", { name: "acme.example.net" }).isVisible(), "the domain is listed");
+  check(await visible(op.getByRole("rowheader", { name: "acme.example.net" })), "the domain is listed");
   await shot(op, "operator");
 
   await op.getByRole("button", { name: "Issue a sign-in link for Acme" }).click();
   const link = await op.locator("#signin-link").inputValue();
   check(link.startsWith(`${base}/dashboard/signin/link?token=`), "a sign-in link is shown");
-  check(await op.getByRole("button", { name: "Copy" }).isVisible(), "the copy button appears (script ran)");
+  check(await visible(op.getByRole("button", { name: "Copy" })), "the copy button appears (script ran)");
   await shot(op, "operator-link");
 
   // ---- the member, in another browser profile
@@ -125,7 +125,7 @@ async function operatorAndMember(browser) {
   for (const id of [web, nas]) await live(key, id);
 
   await page.goto(`${base}/dashboard/team`);
-  check(await page.getByRole("rowheader", { name: "web.acme.example.net" }).isVisible(), "the hostname is listed");
+  check(await visible(page.getByRole("rowheader", { name: "web.acme.example.net" })), "the hostname is listed");
   check((await page.locator("body").textContent()).includes(key) === false, "the secret is not shown again");
   await shot(page, "team");
   await page.setViewportSize({ width: 390, height: 844 });
@@ -134,7 +134,7 @@ async function operatorAndMember(browser) {
 
   await page.getByRole("button", { name: "Revoke key ci" }).click();
   await page.waitForURL("**/dashboard/team");
-  check(await page.getByText("No keys yet.").isVisible(), "the key is gone from the list");
+  check(await visible(page.getByText("No keys yet.")), "the key is gone from the list");
   r = await api("GET", "/api/v1/hostnames", key);
   check(r.status === 401, `the revoked key is refused (${r.status})`);
 
@@ -147,7 +147,7 @@ async function operatorAndMember(browser) {
   // The link was used: it signs nobody in again.
   await page.goto(link);
   await page.getByRole("button", { name: "Sign in" }).click();
-  check(await page.getByRole("alert").isVisible(), "a used link is refused");
+  check(await visible(page.getByRole("alert")), "a used link is refused");
 }
 
 // hostnameInBrowser: the README walkthrough's hostname steps, from the team
@@ -157,7 +157,7 @@ async function hostnameInBrowser(page) {
   await page.goto(`${base}/dashboard/team`);
   await page.getByLabel("IP address").fill("not-an-ip");
   await page.getByRole("button", { name: "Create hostname" }).click();
-  check(await page.locator("#host-ip-error").isVisible(), "a bad address is refused next to the field");
+  check(await visible(page.locator("#host-ip-error")), "a bad address is refused next to the field");
   await page.getByLabel("IP address").fill("198.51.100.20");
   await page.getByLabel("Subdomain").fill("browser");
   await page.getByLabel("Domain", { exact: true }).selectOption("acme.example.net");
@@ -182,18 +182,18 @@ async function hostnameInBrowser(page) {
   await page.locator("#rec-TXT-text").fill("hello from the dashboard");
   await page.getByRole("button", { name: "Add TXT record" }).click();
   await page.waitForURL("**/dashboard/team/hostnames/h_*");
-  check(await page.getByRole("cell", { name: '"hello from the dashboard"', exact: true }).isVisible(), "the TXT record is listed");
+  check(await visible(page.getByRole("cell", { name: '"hello from the dashboard"', exact: true })), "the TXT record is listed");
   const txt = await resolver.resolveTxt(name);
   check(txt.some((t) => t.join("") === "hello from the dashboard"), "DNS serves the TXT record");
 
   await page.getByRole("button", { name: "Create DNS-01 credential" }).click();
   const password = await page.locator("#cred-password").inputValue();
   check(password.length >= 32, "the DNS-01 password is shown once");
-  check(await page.getByRole("button", { name: "Copy" }).isVisible(), "with a copy button");
+  check(await visible(page.getByRole("button", { name: "Copy" })), "with a copy button");
   check((await page.locator("#cred-fulldomain").inputValue()) === `_acme-challenge.${name}`, "the full domain is shown");
 
   await page.getByRole("button", { name: "Run diagnose" }).click();
-  check(await page.locator("#report-summary").isVisible(), "the diagnose report is shown");
+  check(await visible(page.locator("#report-summary")), "the diagnose report is shown");
   check((await page.locator("#report tbody tr").count()) > 0, "with its checks and verdicts");
   await shot(page, "hostname");
 

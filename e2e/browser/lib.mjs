@@ -24,6 +24,17 @@ export function check(ok, what) {
   console.log(`ok: ${what}`);
 }
 
+// visible waits (up to 10 s) for what a click or a form post brings to
+// show: the next page may still be loading when the check runs.
+export async function visible(locator) {
+  try {
+    await locator.first().waitFor({ state: "visible", timeout: 10000 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export async function shot(page, name) {
   await page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
 }

@@ -8,7 +8,7 @@
 // Screenshots go to $SCREENSHOTS.
 //
 //   HOSTMINT_URL=http://127.0.0.1:8080 HOSTMINT_ADMIN=... SCREENSHOTS=./screenshots node operator.mjs
-import { admin, api, base, check, shot, withBrowser } from "./lib.mjs";
+import { admin, api, base, check, shot, withBrowser, visible } from "./lib.mjs";
 
 async function adminDomain(name) {
   const r = await api("GET", "/api/admin/domains", admin);
@@ -34,7 +34,7 @@ async function operator(browser) {
   await op.locator("#domain-owner").selectOption({ label: "Globex" });
   await op.getByRole("button", { name: "Add domain" }).click();
   await op.waitForURL("**/dashboard/operator");
-  check(await op.getByRole("link", { name: "globex.example.net" }).isVisible(), "the domain is listed with a link");
+  check(await visible(op.getByRole("link", { name: "globex.example.net" })), "the domain is listed with a link");
 
   // ---- DNSSEC: enable, the DS to give the parent, mark it published
   await op.getByRole("link", { name: "globex.example.net" }).click();
@@ -47,17 +47,17 @@ async function operator(browser) {
   check(/^globex\.example\.net\.\s+\d+\s+IN\s+DS\s+\d+ 13 2 [0-9A-F]{64}$/i.test(ds), `the DS is shown (${ds})`);
   let d = await adminDomain("globex.example.net");
   check(d.dnssec === true && d.ds[0] === ds, "the API reports the zone signed, with the same DS");
-  check(await op.getByRole("button", { name: "Copy" }).isVisible(), "the DS has a copy button");
+  check(await visible(op.getByRole("button", { name: "Copy" })), "the DS has a copy button");
   await op.getByRole("button", { name: "Mark DS published" }).click();
   await op.waitForURL(domainURL);
-  check(await op.getByText("DS published at the parent").isVisible(), "the DS is marked published");
+  check(await visible(op.getByText("DS published at the parent")), "the DS is marked published");
   check((await adminDomain("globex.example.net")).ds_published === true, "the API reports ds_published");
 
   // ---- CAA policy: a bad line is refused next to the field, then one is set
   const caa = op.getByLabel("CAA records, one a line");
   await caa.fill('0 issue "letsencrypt.org"\n0 nonsense "x"');
   await op.getByRole("button", { name: "Save CAA policy" }).click();
-  check(await op.locator("#caa-error").isVisible(), "a bad CAA line is refused next to the field");
+  check(await visible(op.locator("#caa-error")), "a bad CAA line is refused next to the field");
   check((await op.locator("#caa-error").textContent()).includes("caa[1]"), "the error names the line, as the API does");
   check((await adminDomain("globex.example.net")).caa.length === 0, "the refused policy was not saved");
   await caa.fill('0 issue "letsencrypt.org"\n0 iodef "mailto:security@globex.example.net"');
@@ -83,37 +83,37 @@ async function operator(browser) {
   await op.goto(`${base}/dashboard/operator`);
   await op.getByRole("link", { name: "Hostnames of every team" }).click();
   await op.waitForURL("**/dashboard/operator/hostnames");
-  check(await op.getByText("Showing 2 of 2").isVisible(), "the list says how many it shows");
+  check(await visible(op.getByText("Showing 2 of 2")), "the list says how many it shows");
   await op.getByLabel("Team").selectOption({ label: "Globex" });
   await op.getByRole("button", { name: "Show" }).click();
   await op.waitForURL(`**/dashboard/operator/hostnames?team=${team}`);
   await op.getByRole("button", { name: `Suspend ${shop.hostname}` }).click();
-  check(await op.getByText(`${shop.hostname} is suspended.`).isVisible(), "the hostname is suspended");
+  check(await visible(op.getByText(`${shop.hostname} is suspended.`)), "the hostname is suspended");
   check((await api("GET", `/api/v1/hostnames/${shop.id}`, key)).body.status === "suspended", "the API reports it suspended");
   await shot(op, "operator-hostnames");
   await op.getByRole("button", { name: `Restore ${shop.hostname}` }).click();
-  check(await op.getByText(`${shop.hostname} is restored`).isVisible(), "the hostname is restored");
+  check(await visible(op.getByText(`${shop.hostname} is restored`)), "the hostname is restored");
   const st = (await api("GET", `/api/v1/hostnames/${shop.id}`, key)).body.status;
   check(st === "pending" || st === "live", `the API reports it back (${st})`);
 
   await op.getByRole("link", { name: `Terminate ${spam.hostname}…` }).click();
   await op.waitForURL(`**/dashboard/operator/hostnames/${spam.id}/terminate?team=${team}`);
-  check(await op.getByRole("heading", { name: `Terminate ${spam.hostname}?` }).isVisible(), "termination asks first");
+  check(await visible(op.getByRole("heading", { name: `Terminate ${spam.hostname}?` })), "termination asks first");
   await shot(op, "operator-terminate");
   await op.getByRole("button", { name: `Terminate ${spam.hostname}` }).click();
-  check(await op.getByText(`${spam.hostname} is terminated.`).isVisible(), "the hostname is terminated");
+  check(await visible(op.getByText(`${spam.hostname} is terminated.`)), "the hostname is terminated");
   check((await api("GET", `/api/v1/hostnames/${spam.id}`, key)).body.status === "terminated", "the API reports it terminated");
 
   // ---- a team's keys: listed without the secret, revoked
   await op.goto(`${base}/dashboard/operator`);
   await op.getByRole("link", { name: "Globex", exact: true }).click();
   await op.waitForURL(`**/dashboard/operator/accounts/${team}`);
-  check(await op.getByRole("rowheader", { name: "ci" }).isVisible(), "the team's key is listed");
+  check(await visible(op.getByRole("rowheader", { name: "ci" })), "the team's key is listed");
   check((await op.locator("body").textContent()).includes(key) === false, "the key's secret is not shown");
   await shot(op, "operator-account");
   check((await api("GET", "/api/v1/hostnames", key)).status === 200, "the key works before it is revoked");
   await op.getByRole("button", { name: `Revoke key ci (${keyID})` }).click();
-  check(await op.getByText(`Key ${keyID} is revoked`).isVisible(), "the key is revoked");
+  check(await visible(op.getByText(`Key ${keyID} is revoked`)), "the key is revoked");
   check((await api("GET", "/api/v1/hostnames", key)).status === 401, "the revoked key is refused");
 
   // ---- on a phone
