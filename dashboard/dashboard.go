@@ -87,6 +87,7 @@ func New(cfg Config, a *accounts.Service, h *hostnames.Service, d *domains.Servi
 	m.HandleFunc("POST "+Prefix+"operator/domains/{id}/ds-published", dh.session(operatorOnly, dh.markDSPublished))
 	m.HandleFunc("POST "+Prefix+"operator/domains/{id}/caa", dh.session(operatorOnly, dh.setCAA))
 	m.HandleFunc("GET "+Prefix+"operator/accounts/{id}", dh.session(operatorOnly, dh.opAccountPage))
+	m.HandleFunc("POST "+Prefix+"operator/accounts/{id}", dh.session(operatorOnly, dh.opChangeAccount))
 	m.HandleFunc("POST "+Prefix+"operator/accounts/{id}/keys/{key}/revoke", dh.session(operatorOnly, dh.opRevokeKey))
 	m.HandleFunc("GET "+Prefix+"operator/audit", dh.session(operatorOnly, dh.opAuditPage))
 	if cfg.Profile == 2 { // the abuse actions are [P2], as their API routes are

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -140,7 +141,8 @@ type opHostnamesView struct {
 	Teams     []opTeam
 	Team      string // the filter, "" for every team
 	Hostnames []opHostRow
-	Total     int
+	Skip      int // how many newer hostnames the page leaves out
+	Pager     pager
 	Notice    string
 	Error     string // an action's error when its row is not listed
 }
@@ -148,32 +150,63 @@ type opHostnamesView struct {
 type opTeam struct{ ID, Name string }
 
 func (h *Handler) opHostnamesPage(w http.ResponseWriter, r *http.Request, v *visit) {
-	h.renderOpHostnames(w, r, v, http.StatusOK, r.URL.Query().Get("team"), opHostnamesView{})
+	q := r.URL.Query()
+	skip, ok := skipOf(q.Get("skip"))
+	if !ok {
+		h.badSkip(w)
+		return
+	}
+	h.renderOpHostnames(w, r, v, http.StatusOK, q.Get("team"), opHostnamesView{Skip: skip})
 }
 
-// opHostnames is the newest hostnames of one team (or of every team, merged),
-// as the team's own list shows them, and how many there are in all.
-func (h *Handler) opHostnames(ctx context.Context, team string, teams []opTeam) ([]storage.Hostname, int, error) {
+// opHostnamesQuery is the list's query for a team filter and a skip, team
+// first, each left out when empty.
+func opHostnamesQuery(team string, skip int) string {
+	q := ""
+	if team != "" {
+		q = "team=" + url.QueryEscape(team)
+	}
+	if skip > 0 {
+		if q != "" {
+			q += "&"
+		}
+		q += "skip=" + strconv.Itoa(skip)
+	}
+	if q == "" {
+		return ""
+	}
+	return "?" + q
+}
+
+// opHostnames is a page of the hostnames of one team (or of every team,
+// merged), newest first as the team's own list orders them, and how many
+// there are in all. Merged, each team's newest skip+opListed are read, as
+// there is no list across teams; that is at most every hostname.
+func (h *Handler) opHostnames(ctx context.Context, team string, teams []opTeam, skip int) ([]storage.Hostname, int, error) {
 	var all []storage.Hostname
 	total := 0
 	for _, t := range teams {
 		if team != "" && t.ID != team {
 			continue
 		}
-		page, err := h.hostnames.List(ctx, &access.Principal{AccountID: t.ID, Scopes: access.All()}, opListed, 0)
+		limit, from := skip+opListed, 0
+		if team != "" {
+			limit, from = opListed, skip
+		}
+		page, err := h.hostnames.List(ctx, &access.Principal{AccountID: t.ID, Scopes: access.All()}, limit, from)
 		if err != nil {
 			return nil, 0, err
 		}
 		all = append(all, page.Hostnames...)
 		total += page.Total
 	}
-	slices.SortFunc(all, func(a, b storage.Hostname) int {
-		return cmp.Or(cmp.Compare(b.CreatedAt, a.CreatedAt), cmp.Compare(b.ID, a.ID))
-	})
-	if len(all) > opListed {
-		all = all[:opListed]
+	if team == "" {
+		slices.SortFunc(all, func(a, b storage.Hostname) int {
+			return cmp.Or(cmp.Compare(b.CreatedAt, a.CreatedAt), cmp.Compare(b.ID, a.ID))
+		})
+		all = all[min(skip, len(all)):]
 	}
-	return all, total, nil
+	return all[:min(len(all), opListed)], total, nil
 }
 
 func (h *Handler) renderOpHostnames(w http.ResponseWriter, r *http.Request, v *visit, status int, team string, hv opHostnamesView) {
@@ -191,7 +224,7 @@ func (h *Handler) renderOpHostnames(w http.ResponseWriter, r *http.Request, v *v
 		team = ""
 	}
 	hv.Team = team
-	hs, total, err := h.opHostnames(r.Context(), team, hv.Teams)
+	hs, total, err := h.opHostnames(r.Context(), team, hv.Teams, hv.Skip)
 	if err != nil {
 		h.failed(w, r, err)
 		return
@@ -205,7 +238,9 @@ func (h *Handler) renderOpHostnames(w http.ResponseWriter, r *http.Request, v *v
 		}
 		hv.Hostnames = append(hv.Hostnames, row)
 	}
-	hv.Total = total
+	hv.Pager = newPager(hv.Skip, opListed, len(hs), total, hv.Skip+len(hs) < total, func(skip int) string {
+		return Prefix + "operator/hostnames" + opHostnamesQuery(team, skip)
+	})
 	hv.CSRF = v.csrf
 	h.renderOp(w, status, "operator_hostnames", "Hostnames", v, hv)
 }
@@ -214,6 +249,11 @@ func (h *Handler) renderOpHostnames(w http.ResponseWriter, r *http.Request, v *v
 // with what happened.
 func (h *Handler) opAbuse(w http.ResponseWriter, r *http.Request, v *visit, verb, done string, action func(context.Context, string) (*storage.Hostname, error)) {
 	team := r.PostFormValue("team")
+	skip, ok := skipOf(r.PostFormValue("skip"))
+	if !ok {
+		h.badSkip(w)
+		return
+	}
 	hn, err := action(r.Context(), r.PathValue("id"))
 	if err != nil {
 		p, ok := problem.As(err)
@@ -221,11 +261,11 @@ func (h *Handler) opAbuse(w http.ResponseWriter, r *http.Request, v *visit, verb
 			h.failed(w, r, err)
 			return
 		}
-		h.renderOpHostnames(w, r, v, p.Status, team, opHostnamesView{Error: p.Message})
+		h.renderOpHostnames(w, r, v, p.Status, team, opHostnamesView{Skip: skip, Error: p.Message})
 		return
 	}
 	h.log.Info("dashboard: abuse action", "action", verb, "hostname", hn.ID)
-	h.renderOpHostnames(w, r, v, http.StatusOK, team, opHostnamesView{Notice: hn.Name + " is " + done + "."})
+	h.renderOpHostnames(w, r, v, http.StatusOK, team, opHostnamesView{Skip: skip, Notice: hn.Name + " is " + done + "."})
 }
 
 func (h *Handler) opSuspend(w http.ResponseWriter, r *http.Request, v *visit) {
@@ -239,13 +279,24 @@ func (h *Handler) opRestore(w http.ResponseWriter, r *http.Request, v *visit) {
 type opTerminateView struct {
 	CSRF     string
 	Hostname opHostRow
-	Team     string // the list's filter, to go back to
+	Team     string // the list's filter and page, to go back to
+	Skip     int
+}
+
+// Back is the list's page the confirmation came from.
+func (tv opTerminateView) Back() string {
+	return Prefix + "operator/hostnames" + opHostnamesQuery(tv.Team, tv.Skip)
 }
 
 // opConfirmTerminate is the confirmation step before a termination, a page
 // of its own so that it needs no JavaScript.
 func (h *Handler) opConfirmTerminate(w http.ResponseWriter, r *http.Request, v *visit) {
 	team, id := r.URL.Query().Get("team"), r.PathValue("id")
+	skip, ok := skipOf(r.URL.Query().Get("skip"))
+	if !ok {
+		h.badSkip(w)
+		return
+	}
 	as, err := h.accounts.List(r.Context())
 	if err != nil {
 		h.failed(w, r, err)
@@ -258,14 +309,14 @@ func (h *Handler) opConfirmTerminate(w http.ResponseWriter, r *http.Request, v *
 	// Only a listed hostname can be confirmed: the rules read a hostname
 	// through its team, and the list (filtered as it was) is what the
 	// operator chose from.
-	hs, _, err := h.opHostnames(r.Context(), team, teams)
+	hs, _, err := h.opHostnames(r.Context(), team, teams, skip)
 	if err != nil {
 		h.failed(w, r, err)
 		return
 	}
 	for _, hn := range hs {
 		if hn.ID == id {
-			tv := opTerminateView{CSRF: v.csrf, Team: team, Hostname: opHostRow{Hostname: hn, State: h.hostnames.Status(&hn, time.Now())}}
+			tv := opTerminateView{CSRF: v.csrf, Team: team, Skip: skip, Hostname: opHostRow{Hostname: hn, State: h.hostnames.Status(&hn, time.Now())}}
 			for _, t := range teams {
 				if t.ID == hn.AccountID {
 					tv.Hostname.Team = t.Name
@@ -282,10 +333,9 @@ func (h *Handler) opConfirmTerminate(w http.ResponseWriter, r *http.Request, v *
 // sent; any other post is sent to that page first.
 func (h *Handler) opTerminate(w http.ResponseWriter, r *http.Request, v *visit) {
 	if r.PostFormValue("confirm") != "yes" {
-		next := Prefix + "operator/hostnames/" + url.PathEscape(r.PathValue("id")) + "/terminate"
-		if team := r.PostFormValue("team"); team != "" {
-			next += "?team=" + url.QueryEscape(team)
-		}
+		skip, _ := skipOf(r.PostFormValue("skip")) // a bad one (never the page's) asks from the first page
+		next := Prefix + "operator/hostnames/" + url.PathEscape(r.PathValue("id")) + "/terminate" +
+			opHostnamesQuery(r.PostFormValue("team"), skip)
 		http.Redirect(w, r, next, http.StatusSeeOther)
 		return
 	}
@@ -303,6 +353,9 @@ type opKeyRow struct {
 type opAccountView struct {
 	CSRF    string
 	Account *storage.Account
+	Cap     int // the override or the plan's
+	Form    *form
+	Plans   []string // [P1]
 	Keys    []opKeyRow
 	Notice  string
 	Error   string
@@ -338,7 +391,10 @@ func (h *Handler) renderOpAccount(w http.ResponseWriter, r *http.Request, v *vis
 		}
 		av.Keys = append(av.Keys, row)
 	}
-	av.Account, av.CSRF = a, v.csrf
+	if av.Form == nil {
+		av.Form = changeForm(a.Plan, a.Cap, a.Billing)
+	}
+	av.Account, av.Cap, av.Plans, av.CSRF = a, h.hostnames.Cap(a), h.plans(), v.csrf
 	h.renderOp(w, status, "operator_account", a.Name, v, av)
 }
 

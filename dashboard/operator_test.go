@@ -449,7 +449,7 @@ func TestOperatorHostnamesP1(t *testing.T) {
 	}
 }
 
-// The list is limited to the newest 50, merged across teams, and says so.
+// The list shows the newest 50, merged across teams, says so, and links the rest.
 func TestOperatorHostnamesLimit(t *testing.T) {
 	t.Parallel()
 	s := newSite(t, storage.SQLite, 2, "")
@@ -471,7 +471,7 @@ func TestOperatorHostnamesLimit(t *testing.T) {
 		s.hostname(keys[i%2], "192.0.2.1")
 	}
 	p := op.get("/dashboard/operator/hostnames")
-	p.has(t, "Showing 50 of 51", "choose a team")
+	p.has(t, "Showing 1–50 of 51", `href="/dashboard/operator/hostnames?skip=50" rel="next">Older hostnames`)
 	if strings.Contains(p.body, oldest+"<") {
 		t.Errorf("the oldest hostname is listed past the limit")
 	}

@@ -12,7 +12,8 @@ import (
 	"github.com/hostmint/hostmint/storage"
 )
 
-// listed is how many hostnames the team view shows (the newest).
+// listed is how many hostnames the team view shows at once, newest first;
+// "Older hostnames" pages on through the rest.
 const listed = 100
 
 type hostnameRow struct {
@@ -35,7 +36,8 @@ type teamView struct {
 	CSRF      string
 	Account   *storage.Account
 	Hostnames []hostnameRow
-	More      bool // more hostnames than listed
+	Skip      int // how many newer hostnames the page leaves out
+	Pager     pager
 	Active    int
 	Cap       int
 	Keys      []keyRow
@@ -55,7 +57,20 @@ func principal(s *accounts.Session) *access.Principal {
 }
 
 func (h *Handler) teamPage(w http.ResponseWriter, r *http.Request, v *visit) {
-	h.renderTeam(w, r, v, http.StatusOK, teamView{})
+	skip, ok := skipOf(r.URL.Query().Get("skip"))
+	if !ok {
+		h.badSkip(w)
+		return
+	}
+	h.renderTeam(w, r, v, http.StatusOK, teamView{Skip: skip})
+}
+
+// teamPageURL is the team view's page that skips the newest skip hostnames.
+func teamPageURL(skip int) string {
+	if skip == 0 {
+		return Prefix + "team"
+	}
+	return Prefix + "team?skip=" + strconv.Itoa(skip)
 }
 
 func (h *Handler) renderTeam(w http.ResponseWriter, r *http.Request, v *visit, status int, tv teamView) {
@@ -66,18 +81,26 @@ func (h *Handler) renderTeam(w http.ResponseWriter, r *http.Request, v *visit, s
 		return
 	}
 	tv.Account = acct
-	page, err := h.hostnames.List(ctx, p, listed, 0)
+	// One more than shown: [P1] lists count nothing, so the extra row is
+	// what tells whether older ones follow.
+	page, err := h.hostnames.List(ctx, p, listed+1, tv.Skip)
 	if err != nil {
 		h.failed(w, r, err)
 		return
 	}
+	more := len(page.Hostnames) > listed
+	page.Hostnames = page.Hostnames[:min(len(page.Hostnames), listed)]
+	total := -1
+	if h.cfg.Profile == 2 {
+		total = page.Total
+	}
+	tv.Pager = newPager(tv.Skip, listed, len(page.Hostnames), total, more, teamPageURL)
 	now := time.Now()
 	names := map[string]string{}
 	for _, hn := range page.Hostnames {
 		tv.Hostnames = append(tv.Hostnames, hostnameRow{Hostname: hn, State: h.hostnames.Status(&hn, now)})
 		names[hn.ID] = hn.Name
 	}
-	tv.More = len(page.Hostnames) == listed
 	if tv.Active, tv.Cap, err = h.hostnames.Usage(ctx, acct.ID); err != nil {
 		h.failed(w, r, err)
 		return
