@@ -27,11 +27,16 @@ type Log struct {
 	log   *slog.Logger
 	// Failed hears of each entry that could not be recorded; nil for none.
 	Failed func()
+	// Dropped hears of each refusal not recorded because its actor had
+	// refusalsPerMinute recorded already this minute; nil for none.
+	Dropped func()
+	quota   quota
+	now     func() time.Time
 }
 
 // New returns the audit log kept in store.
 func New(store *storage.Store, log *slog.Logger) *Log {
-	return &Log{store: store, log: log}
+	return &Log{store: store, log: log, now: time.Now}
 }
 
 // Begin starts the entry of one request: every write committed under the
@@ -64,6 +69,12 @@ func (l *Log) Finish(e *storage.AuditEntry, status int, code string) {
 	}
 	if code == "" || status == http.StatusUnauthorized ||
 		status == http.StatusServiceUnavailable || code == problem.CodeUnavailable {
+		return
+	}
+	if !l.quota.take(e.Actor, l.now()) {
+		if l.Dropped != nil {
+			l.Dropped()
+		}
 		return
 	}
 	row := *e

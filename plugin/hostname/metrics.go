@@ -89,6 +89,8 @@ var (
 
 	auditFailures = promauto.NewCounter(prometheus.CounterOpts{Namespace: plugin.Namespace, Subsystem: "hostname",
 		Name: "audit_write_failures_total", Help: "Refused attempts that could not be recorded in the audit log."})
+	auditDropped = promauto.NewCounter(prometheus.CounterOpts{Namespace: plugin.Namespace, Subsystem: "hostname",
+		Name: "audit_refusals_dropped_total", Help: "Refused attempts not recorded in the audit log: past 60 a minute by one caller on this node."})
 )
 
 // answerTypes are the query types the answers metric names; every other

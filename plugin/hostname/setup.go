@@ -505,7 +505,7 @@ func (h *Hostname) start() error {
 	}, logger)
 	accts := accounts.New(b.store, cfg.profile, b.auth)
 	audits := audit.New(b.store, logger)
-	audits.Failed = auditFailures.Inc
+	audits.Failed, audits.Dropped = auditFailures.Inc, auditDropped.Inc
 	srv := adminapi.New(adminapi.Config{
 		Profile: cfg.profile, BaseURL: cfg.baseURL, AdminToken: token, TrustedProxies: cfg.trustedProxies,
 		Health: func(ctx context.Context) error { return health(ctx, b) },
