@@ -8,7 +8,6 @@ import (
 
 	"github.com/hostmint/hostmint/accounts"
 	"github.com/hostmint/hostmint/domains"
-	"github.com/hostmint/hostmint/hostnames"
 	"github.com/hostmint/hostmint/storage"
 )
 
@@ -64,9 +63,7 @@ func (h *Handler) renderOperator(w http.ResponseWriter, r *http.Request, v *visi
 	for _, d := range ds {
 		ov.Domains = append(ov.Domains, domainRow{Domain: d, Owner: names[d.AccountID]})
 	}
-	if h.cfg.Profile == 1 {
-		ov.Plans = []string{hostnames.PlanFree, hostnames.PlanPro, hostnames.PlanBusiness}
-	}
+	ov.Plans = h.plans()
 	if ov.AccountForm == nil {
 		ov.AccountForm = newForm()
 		ov.AccountForm.Values["billing"] = "on"

@@ -361,6 +361,15 @@ type opAccountView struct {
 	Error   string
 }
 
+// CapHint says what an empty cap field does: keep the cap as it is.
+func (av opAccountView) CapHint() string {
+	hint := "Empty keeps the cap as it is (" + strconv.Itoa(av.Cap)
+	if av.Account.Cap == nil {
+		hint += ", the plan's"
+	}
+	return hint + ")."
+}
+
 func (h *Handler) opAccountPage(w http.ResponseWriter, r *http.Request, v *visit) {
 	h.renderOpAccount(w, r, v, http.StatusOK, opAccountView{})
 }

@@ -36,12 +36,25 @@ var funcs = template.FuncMap{
 		}
 		return time.UnixMilli(ms)
 	},
+	"accountTerms": func(id string, f *form, plans []string, profile int, capHint string) accountTerms {
+		return accountTerms{ID: id, Form: f, Plans: plans, Profile: profile, CapHint: capHint}
+	},
 	"percent": func(n, of int) int {
 		if of <= 0 {
 			return 100
 		}
 		return min(100, n*100/of)
 	},
+}
+
+// accountTerms fills the "account-terms" fields of the account forms (the
+// operator's new account, and an account's page).
+type accountTerms struct {
+	ID      string // the prefix of the element ids
+	Form    *form
+	Plans   []string // [P1] the plans to choose from; nil: typed
+	Profile int
+	CapHint string
 }
 
 // pages are parsed once, each with the layout.
