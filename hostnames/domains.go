@@ -22,15 +22,9 @@ func DomainPath(id string) string { return "/api/v1/domains/" + id }
 // for, which must be the team's, or else the team's oldest active domain
 // within the key's write reach.
 func (s *Service) teamDomain(ctx context.Context, tx *storage.Tx, acct *storage.Account, p *access.Principal, want *string) (*storage.Domain, error) {
-	all, err := tx.Domains(ctx)
+	team, err := tx.DomainsOf(ctx, acct.ID)
 	if err != nil {
 		return nil, err
-	}
-	var team []storage.Domain
-	for _, d := range all {
-		if d.AccountID == acct.ID {
-			team = append(team, d)
-		}
 	}
 	if want != nil {
 		name := domains.Normalize(*want)

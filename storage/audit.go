@@ -89,7 +89,12 @@ func (s *Store) SetAuditStatus(ctx context.Context, e *AuditEntry, status int) e
 	if len(e.ids) == 0 {
 		return nil
 	}
-	_, err := s.db.NewUpdate().TableExpr("audit_log").Set("status = ?", status).Where("id IN (?)", bun.In(e.ids)).Exec(ctx)
+	release, err := s.gate.enter(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	_, err = s.db.NewUpdate().TableExpr("audit_log").Set("status = ?", status).Where("id IN (?)", bun.In(e.ids)).Exec(ctx)
 	return mapErr(err)
 }
 
@@ -108,7 +113,12 @@ func (s *Store) AddAudit(ctx context.Context, e *AuditEntry) error {
 	if row.At == 0 {
 		row.At = time.Now().UnixMilli()
 	}
-	_, err := s.db.NewInsert().Model(&row).Exec(ctx)
+	release, err := s.gate.enter(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	_, err = s.db.NewInsert().Model(&row).Exec(ctx)
 	return mapErr(err)
 }
 

@@ -101,6 +101,9 @@ func Copy(ctx context.Context, from, to *Store) ([]TableCount, error) {
 			}
 		}
 	}
+	if _, err := dst.ExecContext(ctx, recountActive); err != nil {
+		return nil, fmt.Errorf("storage: recount active hostnames: %w", mapErr(err))
+	}
 	if err := dst.Commit(); err != nil {
 		return nil, fmt.Errorf("storage: commit copy: %w", mapErr(err))
 	}

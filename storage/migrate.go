@@ -15,6 +15,9 @@ type migration struct {
 	version int
 	name    string
 	sql     string // statements separated by ";\n"; see dialectSQL for the placeholders
+	// dialect holds statements run after sql on one dialect only, for
+	// what the two spell too differently for a placeholder (triggers).
+	dialect map[Dialect]string
 }
 
 var migrations = []migration{
@@ -75,7 +78,7 @@ CREATE TABLE changes (
 	kind TEXT NOT NULL,
 	ref TEXT NOT NULL,
 	created_at BIGINT NOT NULL
-)`},
+)`, nil},
 	{2, "profile 2: certificate modes, address classes, targets, rate events", `
 ALTER TABLE hostnames ADD COLUMN certificate TEXT NOT NULL DEFAULT 'self';
 ALTER TABLE hostnames ADD COLUMN ca TEXT NOT NULL DEFAULT '';
@@ -92,7 +95,7 @@ CREATE TABLE rate_events (
 	kind TEXT NOT NULL,
 	at BIGINT NOT NULL
 );
-CREATE INDEX rate_events_window ON rate_events (account_id, kind, at)`},
+CREATE INDEX rate_events_window ON rate_events (account_id, kind, at)`, nil},
 	{3, "caller-published records and DNSSEC keys", `
 CREATE TABLE records (
 	id TEXT PRIMARY KEY,
@@ -105,7 +108,7 @@ CREATE TABLE records (
 );
 CREATE INDEX records_hostname ON records (hostname_id, created_at);
 ALTER TABLE domains ADD COLUMN dnskey TEXT NOT NULL DEFAULT '';
-ALTER TABLE domains ADD COLUMN dnssec_key TEXT NOT NULL DEFAULT ''`},
+ALTER TABLE domains ADD COLUMN dnssec_key TEXT NOT NULL DEFAULT ''`, nil},
 	{4, "DNS-01 credentials and challenge values", `
 CREATE TABLE acme_credentials (
 	id TEXT PRIMARY KEY,
@@ -120,7 +123,7 @@ CREATE TABLE challenges (
 	value TEXT NOT NULL,
 	created_at BIGINT NOT NULL
 );
-CREATE INDEX challenges_hostname ON challenges (hostname_id, id)`},
+CREATE INDEX challenges_hostname ON challenges (hostname_id, id)`, nil},
 	{5, "certificates run by the service", `
 CREATE TABLE acme_accounts (
 	ca TEXT PRIMARY KEY,
@@ -143,14 +146,14 @@ CREATE TABLE certificates (
 	updated_at BIGINT NOT NULL
 );
 CREATE INDEX certificates_due ON certificates (status, due_at);
-ALTER TABLE hostnames ADD COLUMN cert_expires_at BIGINT NOT NULL DEFAULT 0`},
+ALTER TABLE hostnames ADD COLUMN cert_expires_at BIGINT NOT NULL DEFAULT 0`, nil},
 	// An index on status alone cost every write its upkeep and, where
 	// statistics lagged, led the planner to scan it whole (all live rows)
 	// to count one account's hostnames. Only the pending ones are looked
 	// up by status, oldest change first.
 	{6, "index pending hostnames only", `
 DROP INDEX hostnames_status;
-CREATE INDEX hostnames_pending ON hostnames (updated_at) WHERE status = 'pending'`},
+CREATE INDEX hostnames_pending ON hostnames (updated_at) WHERE status = 'pending'`, nil},
 	// In the database, not in memory, so that every node sharing it knows
 	// a session and sign-out or a used link holds everywhere at once. Both
 	// ids are hashes of the secrets the browser holds.
@@ -169,7 +172,7 @@ CREATE TABLE signin_links (
 	used_at BIGINT NOT NULL DEFAULT 0,
 	created_at BIGINT NOT NULL
 );
-CREATE INDEX signin_links_expiry ON signin_links (expires_at)`},
+CREATE INDEX signin_links_expiry ON signin_links (expires_at)`, nil},
 	// Read newest first, whole or by one actor, team or object; purged by age.
 	{8, "audit log", `
 CREATE TABLE audit_log (
@@ -186,12 +189,42 @@ CREATE TABLE audit_log (
 CREATE INDEX audit_log_at ON audit_log (at);
 CREATE INDEX audit_log_actor ON audit_log (actor, id);
 CREATE INDEX audit_log_account ON audit_log (account_id, id);
-CREATE INDEX audit_log_object ON audit_log (object, id)`},
+CREATE INDEX audit_log_object ON audit_log (object, id)`, nil},
 	// An operator session names the admin token that started it (a salted,
 	// slow hash), so that rotating the token ends every operator session.
 	{9, "operator sessions bound to the admin token", `
-ALTER TABLE dashboard_sessions ADD COLUMN grant_hash TEXT NOT NULL DEFAULT ''`},
+ALTER TABLE dashboard_sessions ADD COLUMN grant_hash TEXT NOT NULL DEFAULT ''`, nil},
+	// A write's checks must cost the same at the millionth name as at the
+	// first: the cap check reads a counter on the account row (which the
+	// write locks anyway) instead of counting the account's hostnames.
+	// Triggers keep the counter in the transaction that changes a status,
+	// whichever code path, bulk import or copy writes the row. Expired
+	// [P1] names stay counted (expiry is read from expires_at, nothing
+	// writes at expiry time); the cap check looks them up by the partial
+	// index only when the counter says the cap is reached. Pool and team
+	// domains are found by their account, not by reading every domain.
+	{10, "account counters and indexed look-ups for the write path", `
+ALTER TABLE accounts ADD COLUMN active_hostnames BIGINT NOT NULL DEFAULT 0;
+` + recountActive + `;
+CREATE INDEX hostnames_expiry ON hostnames (account_id, expires_at) WHERE status = 'live' AND expires_at > 0;
+CREATE INDEX domains_account ON domains (account_id, created_at)`, map[Dialect]string{
+		SQLite: `
+CREATE TRIGGER hostnames_active_insert AFTER INSERT ON hostnames WHEN NEW.status IN ('live', 'pending') BEGIN UPDATE accounts SET active_hostnames = active_hostnames + 1 WHERE id = NEW.account_id; END;
+CREATE TRIGGER hostnames_active_delete AFTER DELETE ON hostnames WHEN OLD.status IN ('live', 'pending') BEGIN UPDATE accounts SET active_hostnames = active_hostnames - 1 WHERE id = OLD.account_id; END;
+CREATE TRIGGER hostnames_active_update AFTER UPDATE OF status, account_id ON hostnames WHEN (OLD.status IN ('live', 'pending')) <> (NEW.status IN ('live', 'pending')) OR OLD.account_id <> NEW.account_id BEGIN UPDATE accounts SET active_hostnames = active_hostnames - 1 WHERE id = OLD.account_id AND OLD.status IN ('live', 'pending'); UPDATE accounts SET active_hostnames = active_hostnames + 1 WHERE id = NEW.account_id AND NEW.status IN ('live', 'pending'); END`,
+		Postgres: `
+CREATE FUNCTION hostnames_active() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF TG_OP <> 'INSERT' AND OLD.status IN ('live', 'pending') THEN UPDATE accounts SET active_hostnames = active_hostnames - 1 WHERE id = OLD.account_id; END IF; IF TG_OP <> 'DELETE' AND NEW.status IN ('live', 'pending') THEN UPDATE accounts SET active_hostnames = active_hostnames + 1 WHERE id = NEW.account_id; END IF; RETURN NULL; END $$;
+CREATE TRIGGER hostnames_active_insert AFTER INSERT ON hostnames FOR EACH ROW WHEN (NEW.status IN ('live', 'pending')) EXECUTE FUNCTION hostnames_active();
+CREATE TRIGGER hostnames_active_delete AFTER DELETE ON hostnames FOR EACH ROW WHEN (OLD.status IN ('live', 'pending')) EXECUTE FUNCTION hostnames_active();
+CREATE TRIGGER hostnames_active_update AFTER UPDATE OF status, account_id ON hostnames FOR EACH ROW WHEN ((OLD.status IN ('live', 'pending')) IS DISTINCT FROM (NEW.status IN ('live', 'pending')) OR OLD.account_id IS DISTINCT FROM NEW.account_id) EXECUTE FUNCTION hostnames_active()`,
+	}},
 }
+
+// recountActive sets every account's active_hostnames from its rows: once
+// when the counter is introduced, and after a copy (whose inserts the
+// triggers have counted on top of the copied counters).
+const recountActive = `UPDATE accounts SET active_hostnames = (SELECT COUNT(*) FROM hostnames
+	WHERE hostnames.account_id = accounts.id AND hostnames.status IN ('live', 'pending'))`
 
 // dialectSQL fills in what the two dialects spell differently.
 func dialectSQL(d Dialect, sql string) string {
@@ -224,7 +257,11 @@ func (s *Store) migrate(ctx context.Context) error {
 			if err != nil || n > 0 {
 				return err
 			}
-			for _, stmt := range strings.Split(dialectSQL(s.dialect, m.sql), ";\n") {
+			stmts := strings.Split(dialectSQL(s.dialect, m.sql), ";\n")
+			if extra := m.dialect[s.dialect]; extra != "" {
+				stmts = append(stmts, strings.Split(extra, ";\n")...)
+			}
+			for _, stmt := range stmts {
 				if _, err := tx.ExecContext(ctx, stmt); err != nil {
 					return fmt.Errorf("%q: %w", firstLine(stmt), err)
 				}

@@ -16,6 +16,10 @@ type Account struct {
 	Cap       *int   `bun:"cap"` // nil: the plan's default
 	Billing   bool   `bun:"billing"`
 	CreatedAt int64  `bun:"created_at"`
+	// ActiveHostnames counts the account's live and pending hostnames,
+	// expired [P1] ones included. Triggers on hostnames keep it (migration
+	// 10); no code writes it.
+	ActiveHostnames int `bun:"active_hostnames"`
 }
 
 // APIKey is a bearer key; the secret itself is never stored.

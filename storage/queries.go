@@ -19,7 +19,7 @@ type Queries struct {
 
 // InsertAccount inserts a.
 func (q Queries) InsertAccount(ctx context.Context, a *Account) error {
-	_, err := q.db.NewInsert().Model(a).Exec(ctx)
+	_, err := q.db.NewInsert().Model(a).ExcludeColumn("active_hostnames").Exec(ctx)
 	if err == nil {
 		q.made("account", a.ID)
 	}
@@ -52,9 +52,10 @@ func (q Queries) LockAccount(ctx context.Context, id string) (*Account, error) {
 	return a, mapErr(sel.Scan(ctx))
 }
 
-// UpdateAccount writes every column of a.
+// UpdateAccount writes every column of a but the counters, which the
+// triggers keep (a copy read earlier must not put back a stale count).
 func (q Queries) UpdateAccount(ctx context.Context, a *Account) error {
-	_, err := q.db.NewUpdate().Model(a).WherePK().Exec(ctx)
+	_, err := q.db.NewUpdate().Model(a).ExcludeColumn("active_hostnames").WherePK().Exec(ctx)
 	return mapErr(err)
 }
 
@@ -143,6 +144,21 @@ func (q Queries) DomainByName(ctx context.Context, name string) (*Domain, error)
 	return d, mapErr(err)
 }
 
+// PoolDomain reads the oldest active domain that belongs to no account.
+func (q Queries) PoolDomain(ctx context.Context) (*Domain, error) {
+	d := new(Domain)
+	err := q.db.NewSelect().Model(d).Where("account_id IS NULL AND status = ?", DomainActive).
+		OrderExpr("created_at, name").Limit(1).Scan(ctx)
+	return d, mapErr(err)
+}
+
+// DomainsOf lists an account's domains, oldest first.
+func (q Queries) DomainsOf(ctx context.Context, accountID string) ([]Domain, error) {
+	ds := []Domain{}
+	err := q.db.NewSelect().Model(&ds).Where("account_id = ?", accountID).OrderExpr("created_at, name").Scan(ctx)
+	return ds, mapErr(err)
+}
+
 // Domains lists every domain, oldest first.
 func (q Queries) Domains(ctx context.Context) ([]Domain, error) {
 	var ds []Domain
@@ -221,6 +237,17 @@ func (q Queries) CountActive(ctx context.Context, accountID string, now int64) (
 			accountID, bun.In([]string{StatusLive, StatusPending}), now).
 		Count(ctx)
 	return int(n), mapErr(err)
+}
+
+// CountExpired counts an account's stored-live hostnames whose expiry has
+// passed at now, up to limit: the hostnames_expiry index answers it without
+// visiting the account's other names.
+func (q Queries) CountExpired(ctx context.Context, accountID string, now int64, limit int) (int, error) {
+	var n int
+	err := q.db.NewRaw(`SELECT COUNT(*) FROM (SELECT 1 FROM hostnames
+	WHERE account_id = ? AND status = 'live' AND expires_at > 0 AND expires_at <= ? LIMIT ?) AS expired`,
+		accountID, now, limit).Scan(ctx, &n)
+	return n, mapErr(err)
 }
 
 // LabelUse tells, in one query, whether a non-released hostname holds

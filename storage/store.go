@@ -47,6 +47,7 @@ type Store struct {
 	feed     *Feed    // this node's feed, if one runs
 
 	notify *notifier // PostgreSQL: tells other nodes about commits
+	gate   writeGate // SQLite: writers wait their turn here
 }
 
 // Open opens (and for SQLite creates) the database and migrates its schema.
@@ -65,7 +66,8 @@ func Open(ctx context.Context, d Dialect, dsn string) (*Store, error) {
 		if err != nil {
 			return nil, fmt.Errorf("storage: %w", err)
 		}
-		// One writer at a time is SQLite's model; readers run beside it (WAL).
+		// One writer at a time is SQLite's model (the gate queues them);
+		// readers run beside it (WAL).
 		sqldb.SetMaxOpenConns(8)
 		db = bun.NewDB(sqldb, sqlitedialect.New())
 	case Postgres:
@@ -83,6 +85,9 @@ func Open(ctx context.Context, d Dialect, dsn string) (*Store, error) {
 		return nil, fmt.Errorf("storage: unknown dialect %q (want sqlite or postgres)", d)
 	}
 	s := &Store{db: db, dialect: d, dsn: dsn}
+	if d == SQLite {
+		s.gate = make(writeGate, 1)
+	}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("storage: %w", mapErr(err))
@@ -195,28 +200,27 @@ func (t *Tx) Changed(ctx context.Context, kind, ref string) error {
 // returns the id of the last change row the transaction appended (0 if none),
 // so the caller can wait until its node serves the change.
 func (s *Store) Write(ctx context.Context, fn func(ctx context.Context, tx *Tx) error) (int64, error) {
-	var (
-		last int64
-		t    *Tx
-	)
-	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, btx bun.Tx) error {
-		t = &Tx{tx: btx}
-		t.Queries = Queries{db: btx, dialect: s.dialect, tx: t}
-		if err := fn(ctx, t); err != nil {
-			return err
+	release, err := s.gate.enter(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer release()
+	var t *Tx
+	for n := 0; ; n++ {
+		t, err = s.runTx(ctx, fn)
+		if err == nil || n == retries-1 || !retryable(err) || pause(ctx, n) != nil {
+			break
 		}
-		last = t.last
-		return t.audit(ctx)
-	})
+	}
 	if err != nil {
 		return 0, mapErr(err)
 	}
 	if e, _ := ctx.Value(auditKey{}).(*AuditEntry); e != nil && len(t.audited) > 0 {
 		e.ids = append(e.ids, t.audited...)
 	}
-	if last > 0 {
+	if t.last > 0 {
 		if s.notify != nil {
-			s.notify.post(last)
+			s.notify.post(t.last)
 		}
 		s.mu.Lock()
 		fs := s.onCommit
@@ -225,7 +229,21 @@ func (s *Store) Write(ctx context.Context, fn func(ctx context.Context, tx *Tx) 
 			f()
 		}
 	}
-	return last, nil
+	return t.last, nil
+}
+
+// runTx is one attempt at fn's transaction.
+func (s *Store) runTx(ctx context.Context, fn func(ctx context.Context, tx *Tx) error) (*Tx, error) {
+	var t *Tx
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, btx bun.Tx) error {
+		t = &Tx{tx: btx}
+		t.Queries = Queries{db: btx, dialect: s.dialect, tx: t}
+		if err := fn(ctx, t); err != nil {
+			return err
+		}
+		return t.audit(ctx)
+	})
+	return t, err
 }
 
 // visibleWait bounds how long WriteVisible waits for this node's feed.
