@@ -43,13 +43,15 @@ type result struct {
 }
 
 func main() {
-	sizes := flag.String("sizes", "10000,100000,1000000", "hostname counts to measure, comma-separated")
+	sizes := flag.String("sizes", "10000,100000,1000000", "hostname counts to measure, comma-separated (\"\": none)")
 	seconds := flag.Int("seconds", 10, "length of each dnsperf run")
 	clients := flag.Int("clients", 16, "concurrent API clients")
 	ops := flag.Int("ops", 4000, "hostnames created (then updated) by the API clients")
 	updates := flag.Int("updates", 1000, "updates timed from node A to node B")
 	pg := flag.String("pg", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "PostgreSQL server (a database on it is created and dropped per size)")
-	skip := flag.String("skip", "", "parts to leave out: dns (SQLite start-up and dnsperf), pg (PostgreSQL start-up, API, propagation)")
+	skip := flag.String("skip", "", "parts to leave out: dns (SQLite start-up and dnsperf), pg (PostgreSQL start-up, API, propagation), account (the large account), million (its 1 000 000th name)")
+	account := flag.Int("account", 200_000, "hostnames created through the API into one account, in bands")
+	bandSize := flag.Int("band", 10_000, "creates per band of the large account")
 	bin := flag.String("bin", "bin/coredns", "the built binary (go build -o bin/coredns ./coredns-build)")
 	flag.Parse()
 	if abs, err := filepath.Abs(*bin); err == nil {
@@ -59,7 +61,7 @@ func main() {
 		log.Fatal("dnsperf is not installed: run ./scripts/test-deps.sh (or apt-get install dnsperf)")
 	}
 	var rs []result
-	for _, f := range strings.Split(*sizes, ",") {
+	for _, f := range strings.FieldsFunc(*sizes, func(r rune) bool { return r == ',' }) {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 {
 			log.Fatalf("-sizes: %q is not a count", f)
@@ -70,8 +72,27 @@ func main() {
 		}
 		rs = append(rs, r)
 	}
-	printTable(os.Stdout, rs, *seconds, *clients, *ops, *updates, false)
-	printTable(os.Stdout, rs, *seconds, *clients, *ops, *updates, true)
+	var runs []accountRun
+	if !strings.Contains(*skip, "account") {
+		for _, d := range []storage.Dialect{storage.SQLite, storage.Postgres} {
+			dir, err := os.MkdirTemp("", "hostmint-bench")
+			if err != nil {
+				log.Fatal(err)
+			}
+			run, err := largeAccount(*bin, dir, d, *pg, *clients, *account, *bandSize, !strings.Contains(*skip, "million"))
+			os.RemoveAll(dir)
+			if err != nil {
+				log.Fatalf("large account, %s: %v", d, err)
+			}
+			runs = append(runs, run)
+		}
+	}
+	for _, markdown := range []bool{false, true} {
+		if len(rs) > 0 {
+			printTable(os.Stdout, rs, *seconds, *clients, *ops, *updates, markdown)
+		}
+		printAccountTable(os.Stdout, runs, *clients, markdown)
+	}
 }
 
 func measure(bin, pg string, n, seconds, clients, ops, updates int, skip string) (r result, err error) {
@@ -81,9 +102,7 @@ func measure(bin, pg string, n, seconds, clients, ops, updates int, skip string)
 		return r, err
 	}
 	defer os.RemoveAll(dir)
-	key := make([]byte, 32)
-	rand.Read(key)
-	os.WriteFile(filepath.Join(dir, "cert.key"), []byte(base64.StdEncoding.EncodeToString(key)), 0o600)
+	writeKey(dir)
 	queries := filepath.Join(dir, "queries")
 	if err := writeZone(filepath.Join(dir, "zone"), n); err != nil {
 		return r, err
@@ -102,6 +121,13 @@ func measure(bin, pg string, n, seconds, clients, ops, updates int, skip string)
 		}
 	}
 	return r, nil
+}
+
+// writeKey writes the certificate encryption key the Corefiles name.
+func writeKey(dir string) error {
+	key := make([]byte, 32)
+	rand.Read(key)
+	return os.WriteFile(filepath.Join(dir, "cert.key"), []byte(base64.StdEncoding.EncodeToString(key)), 0o600)
 }
 
 // measureDNS: on SQLite, start-up and memory, then dnsperf against the

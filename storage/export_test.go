@@ -75,3 +75,7 @@ func (s *Store) CatalogTables(ctx context.Context) ([]string, error) {
 }
 
 func fmtAny(v any) string { return fmt.Sprint(v) }
+
+// Flush writes the change rows noted so far, as the end of the transaction
+// would, so a test can hold a transaction open after its ids are taken.
+func (t *Tx) Flush(ctx context.Context) error { return t.flush(ctx) }

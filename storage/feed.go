@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
 
@@ -261,6 +262,18 @@ func (f *Feed) advance() {
 	f.progress = make(chan struct{})
 }
 
+// has reports whether the feed has applied everything up to the change id
+// in payload, with no gap left to read again.
+func (f *Feed) has(payload string) bool {
+	id, err := strconv.ParseInt(payload, 10, 64)
+	if err != nil {
+		return false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.loaded && id <= f.last && len(f.gaps) == 0
+}
+
 func (f *Feed) setErr(err error) {
 	f.mu.Lock()
 	f.err = err
@@ -281,7 +294,10 @@ func (f *Feed) listen() (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for range l.Notify {
+		for n := range l.Notify {
+			if n != nil && f.has(n.Extra) {
+				continue // this node's own commit, applied already
+			}
 			f.Wake()
 		}
 	}()

@@ -234,6 +234,9 @@ func TestFeedOutOfOrderCommit(t *testing.T) {
 				if err := tx.Changed(ctx, storage.KindHostname, "low"); err != nil {
 					return err
 				}
+				if err := tx.Flush(ctx); err != nil { // take the id now
+					return err
+				}
 				id, err := tx.LastChange(ctx) // sees its own uncommitted row
 				if err != nil {
 					return err

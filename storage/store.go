@@ -162,34 +162,34 @@ func (s *Store) OnCommit(f func()) {
 // Tx is a write transaction.
 type Tx struct {
 	Queries
-	tx      bun.Tx
-	last    int64
-	changed map[string]bool
-	created string  // the first object inserted, "<kind>:<id>", for the audit entry
-	touched string  // the first object changed, likewise
-	noAudit bool    // see NoAudit
-	audited []int64 // the audit rows this transaction wrote
+	tx        bun.Tx
+	last      int64
+	changes   []Change        // appended to the feed when fn is done
+	changed   map[string]bool // kind\x00ref already in changes
+	flushed   int             // changes already written
+	auditDone bool            // the audit entry is written (or none is due)
+	created   string          // the first object inserted, "<kind>:<id>", for the audit entry
+	touched   string          // the first object changed, likewise
+	noAudit   bool            // see NoAudit
+	audited   []int64         // the audit rows this transaction wrote
 }
 
 // NotifyChannel is the PostgreSQL channel on which writes announce changes.
 const NotifyChannel = "hostmint_changes"
 
-// Changed appends a row to the change feed for kind/ref, once per
-// transaction and object.
-func (t *Tx) Changed(ctx context.Context, kind, ref string) error {
+// Changed notes a row for the change feed for kind/ref, once per
+// transaction and object. The rows are written when the transaction's work
+// is done, together with its audit entry (see flush).
+func (t *Tx) Changed(_ context.Context, kind, ref string) error {
 	key := kind + "\x00" + ref
 	if t.changed[key] {
 		return nil
-	}
-	c := &Change{Kind: kind, Ref: ref, CreatedAt: time.Now().UnixMilli()}
-	if _, err := t.tx.NewInsert().Model(c).Returning("id").Exec(ctx); err != nil {
-		return mapErr(err)
 	}
 	if t.changed == nil {
 		t.changed = map[string]bool{}
 	}
 	t.changed[key] = true
-	t.last = max(t.last, c.ID)
+	t.changes = append(t.changes, Change{Kind: kind, Ref: ref, CreatedAt: time.Now().UnixMilli()})
 	if t.touched == "" {
 		t.touched = kind + ":" + ref
 	}
@@ -241,7 +241,7 @@ func (s *Store) runTx(ctx context.Context, fn func(ctx context.Context, tx *Tx) 
 		if err := fn(ctx, t); err != nil {
 			return err
 		}
-		return t.audit(ctx)
+		return t.flush(ctx)
 	})
 	return t, err
 }

@@ -1,0 +1,236 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"strings"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hostmint/hostmint/storage"
+)
+
+// band is one stretch of creates into the large account.
+type band struct {
+	from, to int // the account's hostnames before and after
+	create   latencies
+	refused  int // answers other than 201
+}
+
+// accountRun is the large-account figures of one store.
+type accountRun struct {
+	dialect storage.Dialect
+	bands   []band
+	million band // the creates that pass the 1 000 000th name
+}
+
+// largeAccount creates hostnames into one business account (cap raised out
+// of the way) with clients callers at once, in bands of bandSize up to
+// total, and reports each band's rate, latency and refusals. Then it
+// bulk-loads the account to just short of a million names, restarts the
+// server, and times one more band across the millionth.
+func largeAccount(bin, dir string, d storage.Dialect, pg string, clients, total, bandSize int, million bool) (accountRun, error) {
+	run := accountRun{dialect: d}
+	if err := writeKey(dir); err != nil {
+		return run, err
+	}
+	dsn := filepath.Join(dir, "account.db")
+	if d == storage.Postgres {
+		url, drop, err := pgDatabase(pg, "hostmint_bench_account")
+		if err != nil {
+			return run, err
+		}
+		defer drop()
+		dsn = url
+	}
+	if err := seed(d, dsn, 1); err != nil { // the domain, and the name start waits for
+		return run, err
+	}
+	corefile := func(dp, ap int, dir string) string { return hostnameCorefile(dp, ap, dir, string(d), dsn) }
+	s, err := start(bin, dir, corefile)
+	if err != nil {
+		return run, err
+	}
+	tok, err := s.adminToken()
+	if err != nil {
+		s.stop()
+		return run, err
+	}
+	acc, c, err := newAccountID(s, newClient(s, tok), "bench-large")
+	if err != nil {
+		s.stop()
+		return run, err
+	}
+	for from := 0; from < total; from += bandSize {
+		b := createBand(c, clients, from, bandSize)
+		run.bands = append(run.bands, b)
+		log.Printf("large account, %s: %d -> %d names: %.0f creates/s, p99 %s, %d refused", d, b.from, b.to, b.create.perSecond, b.create.p99, b.refused)
+	}
+	s.stop()
+	if !million {
+		return run, nil
+	}
+	const mark = 1_000_000
+	before := mark - bandSize/2
+	if err := seedAccount(d, dsn, acc, total, before); err != nil {
+		return run, err
+	}
+	if d == storage.Postgres {
+		if err := settle(dsn); err != nil {
+			return run, err
+		}
+	}
+	if s, err = start(bin, dir, corefile); err != nil {
+		return run, err
+	}
+	defer s.stop()
+	c.base = fmt.Sprintf("http://127.0.0.1:%d", s.api)
+	run.million = createBand(c, clients, before, bandSize)
+	log.Printf("large account, %s: %d -> %d names: %.0f creates/s, p99 %s, %d refused", d, run.million.from, run.million.to,
+		run.million.create.perSecond, run.million.create.p99, run.million.refused)
+	return run, nil
+}
+
+// newAccountID is newAccount that also returns the account's id.
+func newAccountID(s *server, admin *apiClient, name string) (string, *apiClient, error) {
+	var acc struct{ ID string }
+	if err := admin.call("POST", "/api/admin/accounts", map[string]any{"name": name, "plan": "business", "cap": 10_000_000}, 201, &acc); err != nil {
+		return "", nil, err
+	}
+	var key struct{ Key string }
+	if err := admin.call("POST", "/api/admin/accounts/"+acc.ID+"/keys", map[string]any{"name": "bench"}, 201, &key); err != nil {
+		return "", nil, err
+	}
+	return acc.ID, newClient(s, key.Key), nil
+}
+
+// createBand posts n creates from clients callers sharing one key; a
+// refusal is counted, not fatal, since counting them is the point.
+func createBand(c *apiClient, clients, from, n int) band {
+	var (
+		next    atomic.Int64
+		refused atomic.Int64
+		mu      sync.Mutex
+		all     = make([]time.Duration, 0, n)
+		wg      sync.WaitGroup
+	)
+	t0, busy0 := time.Now(), cpuBusy()
+	for range clients {
+		wg.Go(func() {
+			var ds []time.Duration
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					break
+				}
+				t := time.Now()
+				if err := c.call("POST", "/api/v1/hostnames", map[string]string{"ip": largeAddr(from + i)}, 201, nil); err != nil {
+					refused.Add(1)
+					continue
+				}
+				ds = append(ds, time.Since(t))
+			}
+			mu.Lock()
+			all = append(all, ds...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	b := band{from: from, to: from + n, refused: int(refused.Load())}
+	if len(all) > 0 {
+		b.create = summarise(all, time.Since(t0))
+		b.create.cpu = (cpuBusy() - busy0) / time.Duration(len(all))
+	}
+	return b
+}
+
+// largeAddr is a distinct public address per name of the large account.
+func largeAddr(i int) string { return fmt.Sprintf("%d.%d.%d.%d", 31+i>>24&63, i>>16&255, i>>8&255, i&255) }
+
+// seedAccount bulk-loads live hostnames from..to-1 into account, as an
+// import would, so that the millionth create is timed without creating a
+// million through the API first.
+func seedAccount(d storage.Dialect, dsn, account string, from, to int) error {
+	ctx := context.Background()
+	s, err := storage.Open(ctx, d, dsn)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	dom, err := s.Reader().DomainByName(ctx, zone)
+	if err != nil {
+		return err
+	}
+	now := time.Now().UnixMilli()
+	const batch = 5000
+	for start := from; start < to; start += batch {
+		hs := make([]storage.Hostname, 0, batch)
+		for i := start; i < min(to, start+batch); i++ {
+			label := fmt.Sprintf("s%07d", i)
+			ip := largeAddr(i)
+			hs = append(hs, storage.Hostname{ID: "h_" + label, AccountID: account, DomainID: dom.ID, Label: label,
+				Name: label + "." + zone, IP: ip, Addrs: ip, Class: "public", Certificate: "self",
+				Status: storage.StatusLive, CreatedAt: now, UpdatedAt: now, ExpiresAt: now + 7*24*3600*1000})
+		}
+		if _, err := s.Write(ctx, func(ctx context.Context, tx *storage.Tx) error { return tx.InsertHostnames(ctx, hs) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// printAccountTable writes a row per band and a column pair per store, as
+// text or Markdown, then the last band's rate against the first's.
+func printAccountTable(w io.Writer, runs []accountRun, clients int, markdown bool) {
+	if len(runs) == 0 {
+		return
+	}
+	cell := func(b band) string {
+		return fmt.Sprintf("%.0f/s, p99 %.1f ms, %d refused", b.create.perSecond, float64(b.create.p99.Microseconds())/1000, b.refused)
+	}
+	line := func(name string, cells []string) {
+		if markdown {
+			fmt.Fprintf(w, "| %s | %s |\n", name, strings.Join(cells, " | "))
+			return
+		}
+		out := fmt.Sprintf("%-26s", name)
+		for _, c := range cells {
+			out += fmt.Sprintf(" %-34s", c)
+		}
+		fmt.Fprintln(w, out)
+	}
+	head := []string{}
+	for _, r := range runs {
+		head = append(head, fmt.Sprintf("%s creates", r.dialect))
+	}
+	fmt.Fprintln(w)
+	line("names in the account", head)
+	if markdown {
+		fmt.Fprintf(w, "|---%s|\n", strings.Repeat("|---", len(runs)))
+	}
+	for i := range runs[0].bands {
+		cells := []string{}
+		for _, r := range runs {
+			cells = append(cells, cell(r.bands[i]))
+		}
+		line(fmt.Sprintf("%d k → %d k", runs[0].bands[i].from/1000, runs[0].bands[i].to/1000), cells)
+	}
+	if runs[0].million.to > 0 {
+		cells := []string{}
+		for _, r := range runs {
+			cells = append(cells, cell(r.million))
+		}
+		line(fmt.Sprintf("%d → %d (the 1 000 000th)", runs[0].million.from, runs[0].million.to), cells)
+	}
+	cells := []string{}
+	for _, r := range runs {
+		first, last := r.bands[0].create.perSecond, r.bands[len(r.bands)-1].create.perSecond
+		cells = append(cells, fmt.Sprintf("%.2f", last/first))
+	}
+	line("last band / first (>= 0.7)", cells)
+	fmt.Fprintf(w, "\none business account, %d clients at once, profile 1\n", clients)
+}
