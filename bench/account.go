@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"strings"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -149,7 +149,9 @@ func createBand(c *apiClient, clients, from, n int) band {
 }
 
 // largeAddr is a distinct public address per name of the large account.
-func largeAddr(i int) string { return fmt.Sprintf("%d.%d.%d.%d", 31+i>>24&63, i>>16&255, i>>8&255, i&255) }
+func largeAddr(i int) string {
+	return fmt.Sprintf("%d.%d.%d.%d", 31+i>>24&63, i>>16&255, i>>8&255, i&255)
+}
 
 // seedAccount bulk-loads live hostnames from..to-1 into account, as an
 // import would, so that the millionth create is timed without creating a
