@@ -18,7 +18,8 @@ import (
 // platformDNS is a real recursive-resolver stand-in on loopback: a miekg/dns
 // server over UDP whose answers a test changes while the service follows
 // them. Names it does not know answer NXDOMAIN; a name set with no address
-// answers NOERROR with no data; a name marked failing answers SERVFAIL.
+// answers NOERROR with no data; a name marked failing answers SERVFAIL; a
+// name marked hanging gets no answer at all.
 type platformDNS struct {
 	addr string
 	srv  *dns.Server
@@ -27,6 +28,7 @@ type platformDNS struct {
 	ttl     uint32
 	answers map[string][]string // FQDN, lowercase -> addresses
 	failing map[string]bool
+	hanging map[string]bool
 	queries map[string]int // A and AAAA questions seen per name
 }
 
@@ -38,7 +40,7 @@ func newPlatformDNS(t *testing.T, ttl uint32) *platformDNS {
 	}
 	p := &platformDNS{
 		addr: pc.LocalAddr().String(), ttl: ttl,
-		answers: map[string][]string{}, failing: map[string]bool{}, queries: map[string]int{},
+		answers: map[string][]string{}, failing: map[string]bool{}, hanging: map[string]bool{}, queries: map[string]int{},
 	}
 	started := make(chan struct{})
 	p.srv = &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(p.serve), NotifyStartedFunc: func() { close(started) }}
@@ -59,6 +61,7 @@ func (p *platformDNS) set(name string, addrs ...string) {
 	n := strings.ToLower(dns.Fqdn(name))
 	p.answers[n] = addrs
 	delete(p.failing, n)
+	delete(p.hanging, n)
 }
 
 // forget makes name answer NXDOMAIN.
@@ -73,6 +76,14 @@ func (p *platformDNS) fail(name string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.failing[strings.ToLower(dns.Fqdn(name))] = true
+}
+
+// hang makes name's questions go unanswered, as a resolver whose upstream
+// never answers.
+func (p *platformDNS) hang(name string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.hanging[strings.ToLower(dns.Fqdn(name))] = true
 }
 
 // asked is how many A and AAAA questions name has had.
@@ -95,12 +106,14 @@ func (p *platformDNS) serve(w dns.ResponseWriter, req *dns.Msg) {
 	name := strings.ToLower(q.Name)
 	p.mu.Lock()
 	addrs, known := p.answers[name]
-	failing, ttl := p.failing[name], p.ttl
+	failing, hanging, ttl := p.failing[name], p.hanging[name], p.ttl
 	if q.Qtype == dns.TypeA || q.Qtype == dns.TypeAAAA {
 		p.queries[name]++
 	}
 	p.mu.Unlock()
 	switch {
+	case hanging:
+		return
 	case failing:
 		m.Rcode = dns.RcodeServerFailure
 	case !known:

@@ -9,7 +9,6 @@ import (
 
 	"github.com/hostmint/hostmint/addrclass"
 	"github.com/hostmint/hostmint/storage"
-	"github.com/hostmint/hostmint/targets"
 )
 
 // Observer tells whether every nameserver serves a name with addrs.
@@ -20,20 +19,24 @@ type Observer interface {
 // Watch runs the [P2] background work of a node until ctx ends: pending
 // hostnames become live once every nameserver is observed serving them
 // (retried with back-off), and targets are resolved again when their TTL
-// runs out. Every node may run it: each change is written only if the row
-// is still as it was read, so two nodes never undo each other.
+// runs out. The two run apart, so that targets whose resolver hangs never
+// hold back a hostname going live, nor probes a refresh. Every node may run
+// it: each change is written only if the row is still as it was read, so
+// two nodes never undo each other.
 func (s *Service) Watch(ctx context.Context, obs Observer, tick time.Duration) {
+	var wg sync.WaitGroup
+	wg.Go(func() { s.probePending(ctx, obs, tick) })
+	wg.Go(func() { s.refreshTargets(ctx) })
+	wg.Wait()
+}
+
+// probePending confirms pending hostnames every tick until ctx ends.
+func (s *Service) probePending(ctx context.Context, obs Observer, tick time.Duration) {
 	retry := map[string]*backoff{}
 	t := time.NewTicker(tick)
 	defer t.Stop()
-	lastRefresh := time.Time{}
 	for {
 		s.confirmPending(ctx, obs, retry)
-		// TTLs are whole seconds: looking every second is soon enough.
-		if time.Since(lastRefresh) >= time.Second {
-			s.refreshTargets(ctx)
-			lastRefresh = time.Now()
-		}
 		select {
 		case <-ctx.Done():
 			return
@@ -120,55 +123,6 @@ func (s *Service) markLive(ctx context.Context, h *storage.Hostname) {
 	})
 	if err != nil && ctx.Err() == nil {
 		s.log.Warn("marking a hostname live failed", "hostname", h.Name, "err", err)
-	}
-}
-
-// refreshTargets resolves the targets whose TTL has run out. A target that
-// now answers only with addresses of the other class, or does not answer,
-// leaves the hostname on its last addresses.
-func (s *Service) refreshTargets(ctx context.Context) {
-	if s.cfg.Resolver == nil || len(s.cfg.Resolver.Servers) == 0 {
-		return
-	}
-	now := time.Now()
-	hs, err := s.store.Reader().TargetsDue(ctx, now.UnixMilli(), 100)
-	if err != nil {
-		if ctx.Err() == nil {
-			s.log.Warn("listing targets to refresh failed", "err", err)
-		}
-		return
-	}
-	for i := range hs {
-		h := &hs[i]
-		seenAt := h.UpdatedAt
-		next := now.Add(30 * time.Second) // when resolution fails
-		ans, err := s.cfg.Resolver.Resolve(ctx, h.Target)
-		changed := false
-		switch {
-		case err != nil:
-			s.log.Warn("refreshing a target failed; keeping the last addresses", "hostname", h.Name, "target", h.Target, "err", err)
-		default:
-			next = now.Add(ans.TTL)
-			addrs := targets.OfClass(ans.Addrs, ClassOf(h))
-			if len(addrs) == 0 {
-				s.log.Warn("target answers only with addresses of the other class; refused", "hostname", h.Name,
-					"target", h.Target, "class", ClassOf(h), "answer", ans.Addrs)
-				break
-			}
-			if joined := joinAddrs(addrs); joined != h.Addrs {
-				h.IP, h.Addrs, h.Status, h.UpdatedAt, changed = addrs[0].String(), joined, storage.StatusPending, now.UnixMilli(), true
-			}
-		}
-		h.RefreshAt = next.UnixMilli()
-		_, err = s.store.Write(ctx, func(ctx context.Context, tx *storage.Tx) error {
-			if ok, err := tx.UpdateHostnameIf(ctx, h, seenAt); err != nil || !ok || !changed {
-				return err
-			}
-			return tx.Changed(ctx, storage.KindHostname, h.ID)
-		})
-		if err != nil && ctx.Err() == nil {
-			s.log.Warn("storing a target refresh failed", "hostname", h.Name, "err", err)
-		}
 	}
 }
 

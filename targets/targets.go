@@ -70,10 +70,10 @@ func (r *Resolver) ask(ctx context.Context, server, name string) (*Answer, error
 		m := new(dns.Msg)
 		m.SetQuestion(name, qt)
 		m.SetEdns0(1232, false)
-		resp, _, err := c.ExchangeContext(ctx, m, server)
+		resp, err := exchange(ctx, c, m, server)
 		if err == nil && resp.Truncated {
 			c.Net = "tcp"
-			resp, _, err = c.ExchangeContext(ctx, m, server)
+			resp, err = exchange(ctx, c, m, server)
 			c.Net = ""
 		}
 		if err != nil {
@@ -125,6 +125,25 @@ func (r *Resolver) ask(ctx context.Context, server, name string) (*Answer, error
 	ans.Addrs = slices.Compact(ans.Addrs)
 	ans.TTL = max(MinTTL, ans.TTL)
 	return ans, nil
+}
+
+// exchange is c.ExchangeContext that also gives up when ctx is cancelled:
+// miekg/dns obeys only a context's deadline, and a shutdown must not wait
+// out the timeout of a resolver that never answers.
+func exchange(ctx context.Context, c *dns.Client, m *dns.Msg, server string) (*dns.Msg, error) {
+	conn, err := c.DialContext(ctx, server)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	// Closing the connection ends a read in progress at once.
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	resp, _, err := c.ExchangeWithConnContext(ctx, m, conn)
+	if err != nil && ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return resp, err
 }
 
 // OfClass returns addrs if every one is of class c, and nil if any is not:
