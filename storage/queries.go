@@ -402,16 +402,6 @@ func (q Queries) HostnamesWithStatus(ctx context.Context, status string, limit i
 	return hs, mapErr(err)
 }
 
-// TargetsDue lists up to limit served hostnames that follow a target whose
-// refresh time has come.
-func (q Queries) TargetsDue(ctx context.Context, now int64, limit int) ([]Hostname, error) {
-	hs := []Hostname{}
-	err := q.db.NewSelect().Model(&hs).
-		Where("target <> '' AND refresh_at <= ? AND status IN (?)", now, bun.In([]string{StatusPending, StatusLive})).
-		OrderExpr("refresh_at").Limit(int64(limit)).Scan(ctx)
-	return hs, mapErr(err)
-}
-
 // UpdateHostnameIf writes h only if the stored row still has the given
 // updated_at (optimistic: another node may have changed it since it was
 // read), and reports whether it did.
