@@ -77,8 +77,11 @@ func Open(ctx context.Context, d Dialect, dsn string) (*Store, error) {
 		}
 		conn.Dialer(stallDialer{timeout: stall})
 		sqldb := sql.OpenDB(conn)
+		// Every connection may stay open: one closed after a burst is a
+		// new PostgreSQL backend (a fork, authentication, cold caches) for
+		// the next, which cost more CPU than the statements it served.
 		sqldb.SetMaxOpenConns(32)
-		sqldb.SetMaxIdleConns(16)
+		sqldb.SetMaxIdleConns(32)
 		sqldb.SetConnMaxIdleTime(5 * time.Minute)
 		db = bun.NewDB(sqldb, pgdialect.New())
 	default:
