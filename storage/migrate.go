@@ -191,6 +191,14 @@ CREATE INDEX audit_log_object ON audit_log (object, id)`},
 	// slow hash), so that rotating the token ends every operator session.
 	{9, "operator sessions bound to the admin token", `
 ALTER TABLE dashboard_sessions ADD COLUMN grant_hash TEXT NOT NULL DEFAULT ''`},
+	// The changes feed is compacted (compact.go): this one row says how far,
+	// so that a node (or a secondary asking for IXFR) can tell "deleted" from
+	// "never committed". No row: nothing was ever compacted.
+	{10, "how far the change feed was compacted", `
+CREATE TABLE changes_compacted (
+	id INTEGER PRIMARY KEY,
+	through BIGINT NOT NULL
+)`},
 }
 
 // dialectSQL fills in what the two dialects spell differently.
