@@ -70,7 +70,9 @@ func (s *Server) routeTable() []route {
 			ok:    200, okSchema: "HostnameList", errors: []int{400, 401, 403, 500, 503}, handle: s.listHostnames},
 		{method: "GET", path: "/api/v1/hostnames/{id}", auth: authKey,
 			summary: "Read one hostname",
-			doc: "Scope hostnames:read. [P1] Reading a live hostname is authenticated use: `expires_at` moves to 7 days from now; " +
+			doc: "Scope hostnames:read. [P1] Reading a live hostname is authenticated use: `expires_at` moves to 7 days from now, " +
+				"at most once a minute (a read within a minute of the last renewal answers the stored `expires_at`, less than a " +
+				"minute short of 7 days, and writes nothing); " +
 				"an expired hostname is returned as `expired` and not revived. A released one answers 200 with status `released`.",
 			ok: 200, okSchema: "Hostname", errors: []int{401, 403, 404, 500, 503}, handle: s.getHostname},
 		{method: "PUT", path: "/api/v1/hostnames/{id}", auth: authKey, body: "UpdateHostname",
