@@ -56,6 +56,7 @@ type config struct {
 	blockedLabels  string
 	feedPoll       time.Duration
 	recordWrites   int                     // [P2] recordWritePerMinute
+	acmeUpdates    int                     // acme-dns updates a minute per credential
 	certRenewAt    float64                 // [P2] fraction of a managed certificate's life after which it is renewed
 	diagnoseBudget time.Duration           // [P2] the time one diagnose report may take
 	diagnoses      int                     // [P2] diagnose reports a minute per team
@@ -295,15 +296,19 @@ func parseOption(c *caddy.Controller, cfg *config) error {
 			return fmt.Errorf("address_ttl: %q is not 1..86400 seconds", args[0])
 		}
 		cfg.addressTTL = uint32(n)
-	case "record_write_per_minute":
+	case "record_write_per_minute", "acme_update_per_minute":
 		if err := need(1, 1); err != nil {
 			return err
 		}
 		n, err := strconv.Atoi(args[0])
 		if err != nil || n < 1 {
-			return fmt.Errorf("record_write_per_minute: %q is not a positive count", args[0])
+			return fmt.Errorf("%s: %q is not a positive count", opt, args[0])
 		}
-		cfg.recordWrites = n
+		if opt == "acme_update_per_minute" {
+			cfg.acmeUpdates = n
+		} else {
+			cfg.recordWrites = n
+		}
 	case "plan_cap":
 		if err := need(2, 2); err != nil {
 			return err
@@ -531,7 +536,7 @@ func (h *Hostname) start() error {
 		Profile: cfg.profile, IdleExpiry: cfg.idleExpiry, Caps: cfg.caps, Labels: policy, Reserved: reserved, Nameservers: nsNames,
 		SealKey: key, Certs: mgr, Resolver: &targets.Resolver{Servers: cfg.resolvers}, RecordWrites: cfg.recordWrites,
 		Diagnose:  diagnose.Config{Nameservers: h.diagnosed(), Resolvers: cfg.resolvers, CTLog: cfg.ctLog, Budget: cfg.diagnoseBudget},
-		Diagnoses: cfg.diagnoses,
+		Diagnoses: cfg.diagnoses, ACMEUpdates: cfg.acmeUpdates,
 	}, logger)
 	accts := accounts.New(b.store, cfg.profile, b.auth)
 	audits := audit.New(b.store, logger)

@@ -199,6 +199,21 @@ func TestParse(t *testing.T) {
 		{"feed_poll garbage", block(minimal + "feed_poll often\n"), true, nil},
 		{"feed_poll no arg", block(minimal + "feed_poll\n"), true, nil},
 
+		// acme_update_per_minute
+		{"acme_update_per_minute", block(minimal + "acme_update_per_minute 5\n"), false, func(t *testing.T, cfg *config) {
+			if cfg.acmeUpdates != 5 {
+				t.Errorf("acmeUpdates = %d, want 5", cfg.acmeUpdates)
+			}
+		}},
+		{"acme_update_per_minute default", block(minimal), false, func(t *testing.T, cfg *config) {
+			if cfg.acmeUpdates != 0 {
+				t.Errorf("acmeUpdates = %d, want 0 (hostnames.DefaultACMEUpdates)", cfg.acmeUpdates)
+			}
+		}},
+		{"acme_update_per_minute zero", block(minimal + "acme_update_per_minute 0\n"), true, nil},
+		{"acme_update_per_minute garbage", block(minimal + "acme_update_per_minute lots\n"), true, nil},
+		{"acme_update_per_minute two args", block(minimal + "acme_update_per_minute 1 2\n"), true, nil},
+
 		// change_retention
 		{"change_retention default", block(minimal), false, func(t *testing.T, cfg *config) {
 			if want := (storage.ChangeRetention{Age: 24 * time.Hour, Count: 100_000}); cfg.changes != want {
