@@ -70,7 +70,9 @@ func (s *Server) routeTable() []route {
 			ok:    200, okSchema: "HostnameList", errors: []int{400, 401, 403, 500, 503}, handle: s.listHostnames},
 		{method: "GET", path: "/api/v1/hostnames/{id}", auth: authKey,
 			summary: "Read one hostname",
-			doc: "Scope hostnames:read. [P1] Reading a live hostname is authenticated use: `expires_at` moves to 7 days from now; " +
+			doc: "Scope hostnames:read. [P1] Reading a live hostname is authenticated use: `expires_at` moves to 7 days from now, " +
+				"at most once a minute (a read within a minute of the last renewal answers the stored `expires_at`, less than a " +
+				"minute short of 7 days, and writes nothing); " +
 				"an expired hostname is returned as `expired` and not revived. A released one answers 200 with status `released`.",
 			ok: 200, okSchema: "Hostname", errors: []int{401, 403, 404, 500, 503}, handle: s.getHostname},
 		{method: "PUT", path: "/api/v1/hostnames/{id}", auth: authKey, body: "UpdateHostname",
@@ -156,8 +158,10 @@ func (s *Server) routeTable() []route {
 				"`{subdomain, txt}`, any or no Content-Type. `txt` is 43 characters of A-Z a-z 0-9 _ -. 200 `{\"txt\": value}`; " +
 				"the value is served at once as TXT at `_acme-challenge.<hostname>` (TTL 60): the two newest values, for 24 hours " +
 				"after the newest was written. 400 malformed body or value; 401 invalid credentials (or a released, terminated " +
-				"or expired hostname); 403 subdomain not this credential's, or hostname suspended.",
-			ok: 200, okSchema: "ChallengeValue", errors: []int{400, 401, 403, 500, 503}, handle: s.acmeUpdate},
+				"or expired hostname); 403 subdomain not this credential's, or hostname suspended; 429 RATE_LIMITED with " +
+				"Retry-After past 30 updates a minute with one credential (the Corefile's `acme_update_per_minute`; refused " +
+				"calls do not count, and each credential of a hostname has its own allowance).",
+			ok: 200, okSchema: "ChallengeValue", errors: []int{400, 401, 403, 429, 500, 503}, handle: s.acmeUpdate},
 		{method: "GET", path: "/api/acme/health", summary: "acme-dns health",
 			ok: 200, okSchema: "Health", errors: []int{503}, handle: s.acmeHealth},
 		{method: "POST", path: acmeRegisterPath, summary: "Not offered: credentials come from the authenticated API",

@@ -57,6 +57,7 @@ type server struct {
 	admin    string
 	dir      string
 	dsn      string
+	dialect  storage.Dialect
 	corefile string
 	inst     *caddy.Instance
 }
@@ -117,7 +118,7 @@ func corefile(t testing.TB, o *options) (text string, s *server) {
 		dnsPort = freePort(t)
 	}
 	s = &server{
-		t: t, dir: o.dir, dsn: o.dsn,
+		t: t, dir: o.dir, dsn: o.dsn, dialect: o.dialect,
 		api:     fmt.Sprintf("http://127.0.0.1:%d", apiPort),
 		dnsAddr: fmt.Sprintf("127.0.0.1:%d", dnsPort),
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/hostmint/hostmint/access"
 	"github.com/hostmint/hostmint/apikey"
 	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/ratelimit"
 	"github.com/hostmint/hostmint/storage"
 )
 
@@ -29,6 +30,13 @@ const (
 	ChallengeTTL   = 60
 	ChallengeLabel = "_acme-challenge"
 )
+
+// DefaultACMEUpdates is the acme-dns updates a credential may make a
+// minute when the Corefile sets none (acme_update_per_minute). Two values
+// are served at a time and an order needs at most two, so no client needs
+// more than a few a minute; 30 leaves retries room and holds a client
+// stuck in a loop to a write every 2 s.
+const DefaultACMEUpdates = 30
 
 var challengeValue = regexp.MustCompile(`^[A-Za-z0-9_-]{43}$`)
 
@@ -84,7 +92,8 @@ func (s *Service) PublishChallenge(ctx context.Context, u ChallengeUpdate) error
 		if err != nil {
 			return err
 		}
-		h, err := tx.Hostname(ctx, c.HostnameID)
+		// Locked: the credential's updates are counted one at a time.
+		h, err := tx.LockHostname(ctx, c.HostnameID)
 		if err != nil {
 			return err
 		}
@@ -102,11 +111,33 @@ func (s *Service) PublishChallenge(ctx context.Context, u ChallengeUpdate) error
 		default:
 			return problem.New(401, problem.CodeUnauthorized, "invalid credentials: hostname %s is %s", h.Name, st)
 		}
+		if err := s.takeACMEUpdate(ctx, tx, c.ID); err != nil {
+			return err
+		}
 		if err := tx.AddChallenge(ctx, &storage.Challenge{HostnameID: h.ID, Value: u.TXT, CreatedAt: s.now().UnixMilli()}); err != nil {
 			return err
 		}
 		return tx.Changed(ctx, storage.KindHostname, h.ID)
 	})
+}
+
+// takeACMEUpdate counts one update of credential user against its limit,
+// or answers 429 RATE_LIMITED with Retry-After. Only updates that would
+// publish count: a refused one writes nothing.
+func (s *Service) takeACMEUpdate(ctx context.Context, tx *storage.Tx, user string) error {
+	limit := ratelimit.Limit{Kind: "acme-update", Max: s.acmeUpdates(), Window: time.Minute, What: "updates"}
+	err := ratelimit.Take(ctx, tx, "credential:"+user, limit, s.now())
+	if p, ok := problem.As(err); ok && p.Code == problem.CodeRateLimited {
+		p.Message = fmt.Sprintf("more than %d updates a minute with this credential; retry later", limit.Max)
+	}
+	return err
+}
+
+func (s *Service) acmeUpdates() int {
+	if s.cfg.ACMEUpdates > 0 {
+		return s.cfg.ACMEUpdates
+	}
+	return DefaultACMEUpdates
 }
 
 func uuid4() string {

@@ -3,6 +3,7 @@ package hostnames
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/hostmint/hostmint/access"
 	"github.com/hostmint/hostmint/problem"
@@ -41,20 +42,21 @@ func (s *Service) owned(ctx context.Context, q interface {
 }
 
 // Get reads one hostname. [P1] reading a live hostname is authenticated use:
-// it slides expires_at; an expired one is returned as it is, not revived.
+// it slides expires_at, at most once per renewEvery (a read soon after a
+// renewal answers the stored expiry and writes nothing); an expired one is
+// returned as it is, not revived.
 func (s *Service) Get(ctx context.Context, p *access.Principal, id string) (*storage.Hostname, error) {
-	if s.cfg.Profile != 1 {
-		return s.owned(ctx, s.store.Reader(), p, id, access.HostnamesRead)
+	h, err := s.owned(ctx, s.store.Reader(), p, id, access.HostnamesRead)
+	if err != nil || s.cfg.Profile != 1 || !s.renewDue(h, s.now()) {
+		return h, err
 	}
-	var h *storage.Hostname
-	err := s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
-		var err error
+	err = s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
 		if h, err = s.owned(ctx, tx, p, id, access.HostnamesRead); err != nil {
 			return err
 		}
 		now := s.now()
-		if s.Status(h, now) != storage.StatusLive {
-			return nil
+		if !s.renewDue(h, now) {
+			return nil // renewed by another read since
 		}
 		h.ExpiresAt, h.UpdatedAt = s.expiry(now), now.UnixMilli()
 		if err := tx.UpdateHostname(ctx, h); err != nil {
@@ -63,6 +65,18 @@ func (s *Service) Get(ctx context.Context, p *access.Principal, id string) (*sto
 		return tx.Changed(ctx, storage.KindHostname, h.ID)
 	})
 	return h, err
+}
+
+// renewEvery is how often a [P1] read renews a hostname at most: a client
+// polling its hostname many times a minute costs one write a minute, and
+// the expiry it is shown is at most that much short of a fresh one. A
+// hundredth of idle_expiry when that is shorter (tests run with seconds).
+func (s *Service) renewEvery() time.Duration { return min(time.Minute, s.cfg.IdleExpiry/100) }
+
+// renewDue reports whether a read at now renews h: it is live and its
+// expiry was last moved more than renewEvery ago.
+func (s *Service) renewDue(h *storage.Hostname, now time.Time) bool {
+	return s.Status(h, now) == storage.StatusLive && h.ExpiresAt < now.Add(s.cfg.IdleExpiry-s.renewEvery()).UnixMilli()
 }
 
 // Page is one page of a list, with the [P2] envelope's counts.

@@ -63,6 +63,9 @@ type Config struct {
 	Resolver *targets.Resolver
 	// RecordWrites is the per-team recordWritePerMinute ([P2]); 0: the default.
 	RecordWrites int
+	// ACMEUpdates is the acme-dns updates one credential may make a
+	// minute; 0: DefaultACMEUpdates.
+	ACMEUpdates int
 	// Diagnose is what [P2] diagnose reports ask; Diagnoses their per-team
 	// rate a minute (0: the default).
 	Diagnose  diagnose.Config

@@ -202,12 +202,38 @@ func (q Queries) AuditEntries(ctx context.Context, f AuditFilter, limit int) ([]
 	return es, mapErr(err)
 }
 
-// PurgeAudit deletes the entries written before cutoff (Unix ms) and
-// returns how many.
+// purgeBatch is the most audit entries one purge transaction deletes, so
+// that a purge of a long backlog never holds the write lock for long.
+const purgeBatch = 5000
+
+// PurgeAudit deletes the entries written before cutoff (Unix ms), oldest
+// first in transactions of at most purgeBatch found through the index on
+// at, and returns how many.
 func (s *Store) PurgeAudit(ctx context.Context, cutoff int64) (int64, error) {
-	res, err := s.db.NewDelete().TableExpr("audit_log").Where("at < ?", cutoff).Exec(ctx)
-	if err != nil {
-		return 0, mapErr(err)
+	var total int64
+	for {
+		var n int64
+		_, err := s.Write(ctx, func(ctx context.Context, tx *Tx) error {
+			old := tx.tx.NewSelect().TableExpr("audit_log").Column("id").Where("at < ?", cutoff).OrderExpr("at").Limit(purgeBatch)
+			// PostgreSQL plans "id IN (subquery)" as a hash join over a
+			// scan of the whole table; an array of the ids is looked up
+			// through the primary key. SQLite looks each id up either way.
+			in := "id IN (?)"
+			if s.dialect == Postgres {
+				in = "id = ANY(ARRAY(?))"
+			}
+			res, err := tx.tx.NewDelete().TableExpr("audit_log").Where(in, old).Exec(ctx)
+			if err != nil {
+				return err
+			}
+			n, err = res.RowsAffected()
+			return err
+		})
+		if err != nil {
+			return total, err
+		}
+		if total += n; n < purgeBatch {
+			return total, nil
+		}
 	}
-	return res.RowsAffected()
 }

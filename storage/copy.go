@@ -19,6 +19,7 @@ var copyOrder = []string{
 	"hostnames",
 	"retired_labels",
 	"changes",
+	"changes_compacted",
 	"rate_events",
 	"records",
 	"acme_credentials",

@@ -1,8 +1,10 @@
 package storage
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -25,11 +27,18 @@ type Consumer interface {
 // Ids come from a sequence, so a transaction can commit after a later one:
 // an id skipped over is kept as a gap and asked for again until it shows up
 // or it is given up (see gapReads).
+//
+// A node that falls behind the compacted feed (changes after the last one
+// it applied were deleted, see compact.go) loads a full snapshot again.
 type Feed struct {
 	store    *Store
 	consumer Consumer
 	poll     time.Duration
 	log      *slog.Logger
+
+	// Reloaded, if set before Run, hears of each snapshot loaded again
+	// because this node fell behind the compacted feed.
+	Reloaded func()
 
 	wake chan struct{}
 
@@ -163,6 +172,11 @@ func (f *Feed) load(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Ids at or below it are gone, not late: they are no gaps.
+	through, err := q.CompactedThrough(ctx)
+	if err != nil {
+		return err
+	}
 	// Transactions still open at this moment may hold ids below last: look
 	// back for ids not yet visible and treat them as gaps.
 	recent, err := q.ChangesAfter(ctx, max(0, last-gapLookback), nil, gapLookback)
@@ -179,7 +193,8 @@ func (f *Feed) load(ctx context.Context) error {
 		seen[c.ID] = true
 	}
 	now := time.Now()
-	for id := max(1, last-gapLookback+1); id <= last; id++ {
+	clear(f.gaps)
+	for id := max(1, last-gapLookback+1, through+1); id <= last; id++ {
 		if !seen[id] {
 			f.gaps[id] = &gap{since: now}
 		}
@@ -220,6 +235,9 @@ func (f *Feed) step(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if behind, err := f.behind(ctx, q, last, cs); err != nil || behind {
+		return 0, err
+	}
 	if len(cs) > 0 {
 		if err := f.consumer.Apply(ctx, q, cs); err != nil {
 			return 0, err
@@ -254,6 +272,32 @@ func (f *Feed) step(ctx context.Context) (int, error) {
 		f.advance()
 	}
 	return len(cs), nil
+}
+
+// behind reports whether changes after last were compacted away before
+// this node read them, and if so loads a full snapshot again. Only a jump
+// in the ids read (also left by a rolled-back transaction) costs the look
+// at changes_compacted, which is read after cs: a compaction that deleted
+// rows before cs was read has recorded it by then.
+func (f *Feed) behind(ctx context.Context, q Queries, last int64, cs []Change) (bool, error) {
+	i, _ := slices.BinarySearchFunc(cs, last+1, func(c Change, id int64) int { return cmp.Compare(c.ID, id) })
+	if i == len(cs) || cs[i].ID == last+1 {
+		return false, nil
+	}
+	through, err := q.CompactedThrough(ctx)
+	if err != nil || through <= last {
+		return false, err
+	}
+	f.log.Warn("change feed: this node fell behind the kept changes; loading a full snapshot",
+		"applied", last, "compacted_through", through)
+	if f.Reloaded != nil {
+		f.Reloaded()
+	}
+	if err := f.load(ctx); err != nil {
+		return true, err
+	}
+	f.Wake() // what was written during the load
+	return true, nil
 }
 
 // advance wakes WaitApplied callers; f.mu must be held.

@@ -218,6 +218,14 @@ CREATE TRIGGER hostnames_active_insert AFTER INSERT ON hostnames FOR EACH ROW WH
 CREATE TRIGGER hostnames_active_delete AFTER DELETE ON hostnames FOR EACH ROW WHEN (OLD.status IN ('live', 'pending')) EXECUTE FUNCTION hostnames_active();
 CREATE TRIGGER hostnames_active_update AFTER UPDATE OF status, account_id ON hostnames FOR EACH ROW WHEN ((OLD.status IN ('live', 'pending')) IS DISTINCT FROM (NEW.status IN ('live', 'pending')) OR OLD.account_id IS DISTINCT FROM NEW.account_id) EXECUTE FUNCTION hostnames_active()`,
 	}},
+	// The changes feed is compacted (compact.go): this one row says how far,
+	// so that a node (or a secondary asking for IXFR) can tell "deleted" from
+	// "never committed". No row: nothing was ever compacted.
+	{11, "how far the change feed was compacted", `
+CREATE TABLE changes_compacted (
+	id INTEGER PRIMARY KEY,
+	through BIGINT NOT NULL
+)`, nil},
 }
 
 // recountActive sets every account's active_hostnames from its rows: once

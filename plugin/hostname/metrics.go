@@ -67,6 +67,9 @@ var (
 			}))
 		})
 
+	feedReloads = promauto.NewCounter(prometheus.CounterOpts{Namespace: plugin.Namespace, Subsystem: "hostname",
+		Name: "feed_reloads_total", Help: "Full snapshots loaded again because this node fell behind the compacted change feed."})
+
 	apiRequests = counterVec("api_requests_total", "HTTP API requests, by route and status.", "route", "status")
 	apiDuration = promauto.NewHistogramVec(prometheus.HistogramOpts{Namespace: plugin.Namespace, Subsystem: "hostname",
 		Name: "api_request_duration_seconds", Help: "HTTP API request latency, by route.",

@@ -88,6 +88,7 @@ func acquireBackend(ctx context.Context, d storage.Dialect, dsn string, poll tim
 		metrics: &feedMetrics{}, done: make(chan struct{})}
 	b.index.SetKey(key)
 	b.feed = storage.NewFeed(store, fanout{b.index, b.auth, b.metrics}, poll, slog.Default().With("plugin", "hostname"))
+	b.feed.Reloaded = feedReloads.Inc
 	fctx, cancel := context.WithCancel(context.Background())
 	b.cancel = cancel
 	var wg sync.WaitGroup

@@ -55,12 +55,14 @@ type config struct {
 	caps           map[string]int
 	blockedLabels  string
 	feedPoll       time.Duration
-	recordWrites   int            // [P2] recordWritePerMinute
-	certRenewAt    float64        // [P2] fraction of a managed certificate's life after which it is renewed
-	diagnoseBudget time.Duration  // [P2] the time one diagnose report may take
-	diagnoses      int            // [P2] diagnose reports a minute per team
-	trustedProxies []netip.Prefix // peers whose X-Forwarded-For names the client
-	auditRetention time.Duration  // how long audit entries are kept
+	recordWrites   int                     // [P2] recordWritePerMinute
+	acmeUpdates    int                     // acme-dns updates a minute per credential
+	certRenewAt    float64                 // [P2] fraction of a managed certificate's life after which it is renewed
+	diagnoseBudget time.Duration           // [P2] the time one diagnose report may take
+	diagnoses      int                     // [P2] diagnose reports a minute per team
+	trustedProxies []netip.Prefix          // peers whose X-Forwarded-For names the client
+	auditRetention time.Duration           // how long audit entries are kept
+	changes        storage.ChangeRetention // which changes the compacted feed keeps
 
 	// Read and checked now; used by the certificate and diagnose features.
 	acmeCAs     map[string]acmeCA
@@ -97,6 +99,7 @@ func defaults() *config {
 		caps:           caps,
 		feedPoll:       time.Second,
 		auditRetention: audit.DefaultRetention,
+		changes:        storage.DefaultChangeRetention,
 		acmeCAs:        map[string]acmeCA{},
 	}
 }
@@ -280,6 +283,10 @@ func parseOption(c *caddy.Controller, cfg *config) error {
 			}
 			cfg.auditRetention = d
 		}
+	case "change_retention":
+		if err := parseChangeRetention(args, &cfg.changes); err != nil {
+			return err
+		}
 	case "address_ttl":
 		if err := need(1, 1); err != nil {
 			return err
@@ -289,15 +296,19 @@ func parseOption(c *caddy.Controller, cfg *config) error {
 			return fmt.Errorf("address_ttl: %q is not 1..86400 seconds", args[0])
 		}
 		cfg.addressTTL = uint32(n)
-	case "record_write_per_minute":
+	case "record_write_per_minute", "acme_update_per_minute":
 		if err := need(1, 1); err != nil {
 			return err
 		}
 		n, err := strconv.Atoi(args[0])
 		if err != nil || n < 1 {
-			return fmt.Errorf("record_write_per_minute: %q is not a positive count", args[0])
+			return fmt.Errorf("%s: %q is not a positive count", opt, args[0])
 		}
-		cfg.recordWrites = n
+		if opt == "acme_update_per_minute" {
+			cfg.acmeUpdates = n
+		} else {
+			cfg.recordWrites = n
+		}
 	case "plan_cap":
 		if err := need(2, 2); err != nil {
 			return err
@@ -378,6 +389,28 @@ func parseOption(c *caddy.Controller, cfg *config) error {
 	return nil
 }
 
+// parseChangeRetention reads DURATION [COUNT] into keep. A change feed kept
+// for less than a minute would drop changes a node's next poll still asks
+// for; fewer than 1 000 ids, those of a burst of writes.
+func parseChangeRetention(args []string, keep *storage.ChangeRetention) error {
+	if len(args) < 1 || len(args) > 2 {
+		return fmt.Errorf("change_retention: want DURATION [COUNT]")
+	}
+	d, err := time.ParseDuration(args[0])
+	if err != nil || d < time.Minute {
+		return fmt.Errorf("change_retention: %q is not a duration of at least 1m", args[0])
+	}
+	keep.Age = d
+	if len(args) == 2 {
+		n, err := strconv.ParseInt(args[1], 10, 64)
+		if err != nil || n < 1000 {
+			return fmt.Errorf("change_retention: %q is not a count of at least 1000", args[1])
+		}
+		keep.Count = n
+	}
+	return nil
+}
+
 // httpURL checks that s is an absolute http(s) URL.
 func httpURL(s string) error {
 	u, err := url.Parse(s)
@@ -406,15 +439,17 @@ func hostPort(s string) (string, error) {
 type runtime struct {
 	backend   *backend
 	api       *apiServer
-	stopWatch func() // the background work: audit purge; [P2] the watcher and certificates
+	stopWatch func() // the background work: audit purge, feed compaction; [P2] the watcher and certificates
 }
 
-// How often the [P2] watcher and the certificate manager look for work, and
-// entries past audit_retention are deleted.
+// How often the [P2] watcher and the certificate manager look for work,
+// entries past audit_retention are deleted, and the change feed compacted
+// (often enough that a run deletes minutes of writes, never hours).
 const (
 	watchTick      = 100 * time.Millisecond
 	certTick       = time.Second
 	auditPurgeTick = time.Hour
+	compactTick    = 10 * time.Minute
 )
 
 // cas are the configured ACME CAs, the first public CA first.
@@ -501,7 +536,7 @@ func (h *Hostname) start() error {
 		Profile: cfg.profile, IdleExpiry: cfg.idleExpiry, Caps: cfg.caps, Labels: policy, Reserved: reserved, Nameservers: nsNames,
 		SealKey: key, Certs: mgr, Resolver: &targets.Resolver{Servers: cfg.resolvers}, RecordWrites: cfg.recordWrites,
 		Diagnose:  diagnose.Config{Nameservers: h.diagnosed(), Resolvers: cfg.resolvers, CTLog: cfg.ctLog, Budget: cfg.diagnoseBudget},
-		Diagnoses: cfg.diagnoses,
+		Diagnoses: cfg.diagnoses, ACMEUpdates: cfg.acmeUpdates,
 	}, logger)
 	accts := accounts.New(b.store, cfg.profile, b.auth)
 	audits := audit.New(b.store, logger)
@@ -524,6 +559,7 @@ func (h *Hostname) start() error {
 	wctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { audits.Keep(wctx, cfg.auditRetention, auditPurgeTick) })
+	wg.Go(func() { compactChanges(wctx, b.store, cfg.changes, compactTick) })
 	if cfg.profile == 2 {
 		wg.Go(func() { hs.Watch(wctx, &nsprobe.Prober{Servers: h.probed(), Result: observeProbe}, watchTick) })
 		if mgr.Configured() {

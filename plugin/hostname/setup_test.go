@@ -199,6 +199,43 @@ func TestParse(t *testing.T) {
 		{"feed_poll garbage", block(minimal + "feed_poll often\n"), true, nil},
 		{"feed_poll no arg", block(minimal + "feed_poll\n"), true, nil},
 
+		// acme_update_per_minute
+		{"acme_update_per_minute", block(minimal + "acme_update_per_minute 5\n"), false, func(t *testing.T, cfg *config) {
+			if cfg.acmeUpdates != 5 {
+				t.Errorf("acmeUpdates = %d, want 5", cfg.acmeUpdates)
+			}
+		}},
+		{"acme_update_per_minute default", block(minimal), false, func(t *testing.T, cfg *config) {
+			if cfg.acmeUpdates != 0 {
+				t.Errorf("acmeUpdates = %d, want 0 (hostnames.DefaultACMEUpdates)", cfg.acmeUpdates)
+			}
+		}},
+		{"acme_update_per_minute zero", block(minimal + "acme_update_per_minute 0\n"), true, nil},
+		{"acme_update_per_minute garbage", block(minimal + "acme_update_per_minute lots\n"), true, nil},
+		{"acme_update_per_minute two args", block(minimal + "acme_update_per_minute 1 2\n"), true, nil},
+
+		// change_retention
+		{"change_retention default", block(minimal), false, func(t *testing.T, cfg *config) {
+			if want := (storage.ChangeRetention{Age: 24 * time.Hour, Count: 100_000}); cfg.changes != want {
+				t.Errorf("changes = %+v, want %+v", cfg.changes, want)
+			}
+		}},
+		{"change_retention duration", block(minimal + "change_retention 72h\n"), false, func(t *testing.T, cfg *config) {
+			if want := (storage.ChangeRetention{Age: 72 * time.Hour, Count: 100_000}); cfg.changes != want {
+				t.Errorf("changes = %+v, want %+v", cfg.changes, want)
+			}
+		}},
+		{"change_retention both", block(minimal + "change_retention 1h 5000\n"), false, func(t *testing.T, cfg *config) {
+			if want := (storage.ChangeRetention{Age: time.Hour, Count: 5000}); cfg.changes != want {
+				t.Errorf("changes = %+v, want %+v", cfg.changes, want)
+			}
+		}},
+		{"change_retention under a minute", block(minimal + "change_retention 30s\n"), true, nil},
+		{"change_retention few ids", block(minimal + "change_retention 1h 999\n"), true, nil},
+		{"change_retention count garbage", block(minimal + "change_retention 1h many\n"), true, nil},
+		{"change_retention no arg", block(minimal + "change_retention\n"), true, nil},
+		{"change_retention three args", block(minimal + "change_retention 1h 5000 6000\n"), true, nil},
+
 		// address_ttl
 		{"address_ttl 1", block(minimal + "address_ttl 1\n"), false, func(t *testing.T, cfg *config) {
 			if cfg.addressTTL != 1 {
