@@ -15,7 +15,6 @@ import (
 // exist.
 func (s *Service) owned(ctx context.Context, q interface {
 	Hostname(context.Context, string) (*storage.Hostname, error)
-	Domain(context.Context, string) (*storage.Domain, error)
 }, p *access.Principal, id string, scopes ...string) (*storage.Hostname, error) {
 	read := q.Hostname
 	if tx, ok := q.(*storage.Tx); ok {
@@ -28,11 +27,7 @@ func (s *Service) owned(ctx context.Context, q interface {
 	if err != nil {
 		return nil, err
 	}
-	d, err := q.Domain(ctx, h.DomainID)
-	if err != nil {
-		return nil, err
-	}
-	t := access.Target{Hostname: h.ID, Name: h.Name, Domain: d.Name}
+	t := access.Target{Hostname: h.ID, Name: h.Name, Domain: h.Zone()}
 	for _, sc := range scopes {
 		if p.Allows(sc, t) {
 			return h, nil

@@ -1,6 +1,10 @@
 package storage
 
-import "github.com/uptrace/bun"
+import (
+	"strings"
+
+	"github.com/uptrace/bun"
+)
 
 // Times are Unix milliseconds (UTC) in every table: the same integer in
 // SQLite and PostgreSQL, compared and copied between them without any
@@ -86,6 +90,10 @@ type Hostname struct {
 	// ([P2] csr and managed); a csr caller must post a fresh CSR before.
 	CertExpiresAt int64 `bun:"cert_expires_at"`
 }
+
+// Zone is the name of the domain h is minted on: its name is always its
+// label under that domain, so no read of the domain is needed for it.
+func (h *Hostname) Zone() string { return strings.TrimPrefix(h.Name, h.Label+".") }
 
 // Stored hostname statuses ("expired" is derived, never stored).
 const (

@@ -1,0 +1,96 @@
+package hostnames
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hostmint/hostmint/access"
+	"github.com/hostmint/hostmint/storage"
+	"github.com/hostmint/hostmint/storage/storagetest"
+)
+
+// fixture is a profile-1 service on a fresh store with one business
+// account whose cap is out of the way, and a key of it.
+type fixture struct {
+	svc   *Service
+	store *storage.Store
+	p     *access.Principal
+	stmts *atomic.Int64
+}
+
+func newFixture(tb testing.TB, d storage.Dialect) *fixture {
+	tb.Helper()
+	st := storagetest.Open(tb, d)
+	huge := 10_000_000
+	now := time.Now().UnixMilli()
+	_, err := st.Write(context.Background(), func(ctx context.Context, tx *storage.Tx) error {
+		if err := tx.InsertAccount(ctx, &storage.Account{ID: "acc", Name: "a", Plan: PlanBusiness, Cap: &huge, Billing: true, CreatedAt: now}); err != nil {
+			return err
+		}
+		return tx.InsertDomain(ctx, &storage.Domain{ID: "dom", Name: "pool.test", Status: storage.DomainActive, CreatedAt: now})
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	svc := New(st, Config{Profile: 1, IdleExpiry: time.Hour}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	return &fixture{svc: svc, store: st, p: &access.Principal{AccountID: "acc", Scopes: access.All()}, stmts: st.CountStatements()}
+}
+
+func (f *fixture) create(tb testing.TB, i int) *storage.Hostname {
+	ip := fmt.Sprintf("23.%d.%d.%d", i>>16&255, i>>8&255, i&255)
+	h, err := f.svc.Create(context.Background(), f.p, CreateInput{IP: &ip})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return h
+}
+
+// The statements one create and one update send, BEGIN and COMMIT
+// included: each is a round trip to PostgreSQL. A change that adds one
+// should have to say why here.
+func TestWriteRoundTrips(t *testing.T) {
+	t.Parallel()
+	want := map[string]int{"create": 7, "update": 6}
+	for _, d := range storagetest.Dialects {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, d)
+			f.stmts.Store(0)
+			h := f.create(t, 1)
+			got := map[string]int{"create": int(f.stmts.Swap(0))}
+			ip := "23.9.9.9"
+			if _, err := f.svc.Update(context.Background(), f.p, h.ID, UpdateInput{IP: &ip}); err != nil {
+				t.Fatal(err)
+			}
+			got["update"] = int(f.stmts.Swap(0))
+			for op, n := range want {
+				if got[op] > n {
+					t.Errorf("%s: %d statements, want at most %d", op, got[op], n)
+				}
+			}
+			t.Logf("statements: create %d, update %d", got["create"], got["update"])
+		})
+	}
+}
+
+// BenchmarkCreate creates hostnames into one account, on each store, and
+// reports the statements a create sends.
+func BenchmarkCreate(b *testing.B) {
+	for _, d := range storagetest.Dialects {
+		b.Run(string(d), func(b *testing.B) {
+			f := newFixture(b, d)
+			f.stmts.Store(0)
+			i := 0
+			for b.Loop() {
+				f.create(b, i)
+				i++
+			}
+			b.ReportMetric(float64(f.stmts.Load())/float64(b.N), "stmts/op")
+		})
+	}
+}
