@@ -55,7 +55,7 @@ func (n *notifier) run() {
 			return
 		case <-n.wake:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.WithValue(context.Background(), uncounted{}, true), 5*time.Second)
 		_, err := n.s.db.ExecContext(ctx, "SELECT pg_notify(?, ?)", NotifyChannel, strconv.FormatInt(n.latest.Load(), 10))
 		cancel()
 		if err != nil {
