@@ -72,7 +72,7 @@ func (s *Service) SetAddrs(ctx context.Context, p *access.Principal, id string, 
 	if err := checkAddrs(s.cfg.Profile, addrs); err != nil {
 		return nil, false, err
 	}
-	h, err = s.change(ctx, p, id, func(ctx context.Context, tx *storage.Tx, h *storage.Hostname, acct *storage.Account) error {
+	h, err = s.change(ctx, p, id, func(ctx context.Context, tx *storage.Tx, h *storage.Hostname, acct *account) error {
 		joined := joinAddrs(addrs)
 		changed = h.Addrs != joined || h.Target != ""
 		if s.cfg.Profile == 1 {
@@ -84,7 +84,7 @@ func (s *Service) SetAddrs(ctx context.Context, p *access.Principal, id string, 
 			return nil
 		}
 		now := s.now()
-		if err := ratelimit.Take(ctx, tx, acct.ID, ratelimit.Updates, now); err != nil {
+		if err := acct.take(ctx, ratelimit.Updates, now); err != nil {
 			return err
 		}
 		class := ClassOf(h)

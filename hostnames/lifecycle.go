@@ -7,6 +7,7 @@ import (
 
 	"github.com/hostmint/hostmint/access"
 	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/ratelimit"
 	"github.com/hostmint/hostmint/storage"
 )
 
@@ -130,18 +131,43 @@ func (s *Service) List(ctx context.Context, p *access.Principal, limit, skip int
 }
 
 // changeable reads the caller's hostname for a change, refusing the states
-// that take none, and locks the account whose caps, plan and limits the
-// change is checked against.
-func (s *Service) changeable(ctx context.Context, tx *storage.Tx, p *access.Principal, id string) (*storage.Hostname, *storage.Account, error) {
+// that take none.
+func (s *Service) changeable(ctx context.Context, tx *storage.Tx, p *access.Principal, id string) (*storage.Hostname, error) {
 	h, err := s.owned(ctx, tx, p, id, access.HostnamesWrite)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	if err := refuseState(h); err != nil {
-		return nil, nil, err
+	return h, refuseState(h)
+}
+
+// account is the account a change is checked against (caps, plan, rate
+// limits), locked when first asked for: a change that needs none of them
+// (a [P1] repoint to a public address) does not read it. The hostname's
+// row is locked first either way, so locks are taken in one order.
+type account struct {
+	tx  *storage.Tx
+	id  string
+	row *storage.Account
+}
+
+func (a *account) lock(ctx context.Context) (*storage.Account, error) {
+	if a.row != nil {
+		return a.row, nil
 	}
-	acct, err := tx.LockAccount(ctx, p.AccountID)
-	return h, acct, err
+	row, err := a.tx.LockAccount(ctx, a.id)
+	if err != nil {
+		return nil, err
+	}
+	a.row = row
+	return row, nil
+}
+
+// take counts one action against l for the account (locking it first).
+func (a *account) take(ctx context.Context, l ratelimit.Limit, now time.Time) error {
+	if _, err := a.lock(ctx); err != nil {
+		return err
+	}
+	return ratelimit.Take(ctx, a.tx, a.id, l, now)
 }
 
 // refuseState answers a change to a hostname in a state that takes none.
@@ -160,7 +186,7 @@ func refuseState(h *storage.Hostname) error {
 // Renew is the profile-1 heartbeat: expires_at moves out and an expired,
 // unreleased hostname comes back live.
 func (s *Service) Renew(ctx context.Context, p *access.Principal, id string) (*storage.Hostname, error) {
-	return s.change(ctx, p, id, func(ctx context.Context, tx *storage.Tx, h *storage.Hostname, acct *storage.Account) error {
+	return s.change(ctx, p, id, func(ctx context.Context, tx *storage.Tx, h *storage.Hostname, acct *account) error {
 		return s.touch(ctx, tx, acct, h)
 	})
 }
@@ -168,15 +194,14 @@ func (s *Service) Renew(ctx context.Context, p *access.Principal, id string) (*s
 // change runs fn in one transaction on the caller's hostname, once
 // changeable has let it through, and returns the hostname as fn left it.
 func (s *Service) change(ctx context.Context, p *access.Principal, id string,
-	fn func(context.Context, *storage.Tx, *storage.Hostname, *storage.Account) error) (*storage.Hostname, error) {
+	fn func(context.Context, *storage.Tx, *storage.Hostname, *account) error) (*storage.Hostname, error) {
 	var h *storage.Hostname
 	err := s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
-		var acct *storage.Account
 		var err error
-		if h, acct, err = s.changeable(ctx, tx, p, id); err != nil {
+		if h, err = s.changeable(ctx, tx, p, id); err != nil {
 			return err
 		}
-		return fn(ctx, tx, h, acct)
+		return fn(ctx, tx, h, &account{tx: tx, id: p.AccountID})
 	})
 	return h, err
 }
@@ -184,10 +209,14 @@ func (s *Service) change(ctx context.Context, p *access.Principal, id string,
 // touch makes a profile-1 hostname live with a fresh expiry and writes it.
 // Reviving an expired hostname makes it active again, so it counts against
 // the cap like a create.
-func (s *Service) touch(ctx context.Context, tx *storage.Tx, acct *storage.Account, h *storage.Hostname) error {
+func (s *Service) touch(ctx context.Context, tx *storage.Tx, acct *account, h *storage.Hostname) error {
 	now := s.now()
 	if s.Status(h, now) == StatusExpired {
-		if err := s.checkCap(ctx, tx, acct, now); err != nil {
+		a, err := acct.lock(ctx)
+		if err != nil {
+			return err
+		}
+		if err := s.checkCap(ctx, tx, a, now); err != nil {
 			return err
 		}
 	}

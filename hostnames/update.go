@@ -70,10 +70,10 @@ func (s *Service) Update(ctx context.Context, p *access.Principal, id string, in
 			return nil, err
 		}
 	}
-	return s.change(ctx, p, id, func(ctx context.Context, tx *storage.Tx, h *storage.Hostname, acct *storage.Account) error {
+	return s.change(ctx, p, id, func(ctx context.Context, tx *storage.Tx, h *storage.Hostname, acct *account) error {
 		now := s.now()
 		if answer == nil { // a target's token was taken before its lookup
-			if err := ratelimit.Take(ctx, tx, acct.ID, ratelimit.Updates, now); err != nil {
+			if err := acct.take(ctx, ratelimit.Updates, now); err != nil {
 				return err
 			}
 		}
@@ -137,7 +137,7 @@ func (s *Service) resolve(ctx context.Context, target string) (*targets.Answer, 
 }
 
 func (s *Service) updateP1(ctx context.Context, p *access.Principal, id string, in UpdateInput) (*storage.Hostname, error) {
-	return s.change(ctx, p, id, func(ctx context.Context, tx *storage.Tx, h *storage.Hostname, acct *storage.Account) error {
+	return s.change(ctx, p, id, func(ctx context.Context, tx *storage.Tx, h *storage.Hostname, acct *account) error {
 		addr, err := parseIP(in.IP)
 		if err != nil {
 			return err
@@ -148,9 +148,15 @@ func (s *Service) updateP1(ctx context.Context, p *access.Principal, id string, 
 
 // setP1 points a profile-1 hostname at addr, under the plan gate, and
 // renews it: shared by PUT and dyndns2, so both apply the same rules.
-func (s *Service) setP1(ctx context.Context, tx *storage.Tx, h *storage.Hostname, acct *storage.Account, addr parsedIP) error {
-	if addr.class == addrclass.Private && acct.Plan != PlanBusiness {
-		return problem.Forbidden("private and reserved addresses need the Business plan (this account is on %s)", acct.Plan)
+func (s *Service) setP1(ctx context.Context, tx *storage.Tx, h *storage.Hostname, acct *account, addr parsedIP) error {
+	if addr.class == addrclass.Private {
+		a, err := acct.lock(ctx)
+		if err != nil {
+			return err
+		}
+		if a.Plan != PlanBusiness {
+			return problem.Forbidden("private and reserved addresses need the Business plan (this account is on %s)", a.Plan)
+		}
 	}
 	h.IP, h.Addrs = addr.text, addr.text
 	return s.touch(ctx, tx, acct, h)
