@@ -124,12 +124,19 @@ func (s *Service) Create(ctx context.Context, p *access.Principal, in CreateInpu
 			return err
 		}
 		now := s.now()
-		var dom *storage.Domain
+		var (
+			dom   *storage.Domain
+			label = c.label
+			known *storage.LabelState // the label's use, when read with the domain
+		)
 		if s.cfg.Profile == 1 {
 			if err := s.checkPlan(acct, c); err != nil {
 				return err
 			}
-			if dom, err = s.poolDomain(ctx, tx); err != nil {
+			if label == "" {
+				label = s.drawOpaque()
+			}
+			if dom, known, err = s.poolDomain(ctx, tx, label); err != nil {
 				return err
 			}
 		} else {
@@ -151,13 +158,7 @@ func (s *Service) Create(ctx context.Context, p *access.Principal, in CreateInpu
 		if err := s.checkCap(ctx, tx, acct, now); err != nil {
 			return err
 		}
-		label := c.label
-		if label != "" {
-			err = s.labelFree(ctx, tx, dom, label, acct.ID)
-		} else {
-			label, err = s.opaqueLabel(ctx, tx, dom, acct.ID)
-		}
-		if err != nil {
+		if label, err = s.pickLabel(ctx, tx, dom, label, c.label == "", acct.ID, known); err != nil {
 			return err
 		}
 		ms := now.UnixMilli()
@@ -214,46 +215,83 @@ func (s *Service) checkCap(ctx context.Context, tx *storage.Tx, acct *storage.Ac
 }
 
 // poolDomain is the domain profile-1 names are minted on: the oldest active
-// domain that belongs to no account.
-func (s *Service) poolDomain(ctx context.Context, tx *storage.Tx) (*storage.Domain, error) {
-	d, err := tx.PoolDomain(ctx)
+// domain that belongs to no account; it is read with label's use there.
+func (s *Service) poolDomain(ctx context.Context, tx *storage.Tx, label string) (*storage.Domain, *storage.LabelState, error) {
+	d, st, err := tx.PoolDomainFor(ctx, label)
 	if errors.Is(err, storage.ErrNotFound) {
-		return nil, noDomain()
+		return nil, nil, noDomain()
 	}
-	return d, err
+	return d, &st, err
 }
 
 func noDomain() error {
 	return problem.New(409, problem.CodeNoDomainAvailable, "no domain is available for new hostnames, and none is being set up; ask the operator to add one")
 }
 
+// pickLabel settles the label of a new hostname: label if it is free (known
+// is its use, when read already), else, for an opaque one (opaque), a
+// fresh draw.
+func (s *Service) pickLabel(ctx context.Context, tx *storage.Tx, dom *storage.Domain, label string, opaque bool, accountID string, known *storage.LabelState) (string, error) {
+	if label != "" {
+		var err error
+		if known != nil {
+			err = s.labelVerdict(dom, label, accountID, *known)
+		} else {
+			err = s.labelFree(ctx, tx, dom, label, accountID)
+		}
+		if err == nil || !opaque {
+			return label, err
+		}
+		if _, ok := problem.As(err); !ok {
+			return "", err
+		}
+	}
+	return s.opaqueLabel(ctx, tx, dom, accountID)
+}
+
 // labelFree checks that label can be taken on dom by account: nobody holds
 // it, and it was not released by anyone ([P1]) or by another team ([P2]).
 func (s *Service) labelFree(ctx context.Context, tx *storage.Tx, dom *storage.Domain, label, accountID string) error {
-	if s.cfg.Nameservers[label+"."+dom.Name] {
-		return problem.Conflict("%s.%s is the name of one of this service's nameservers", label, dom.Name)
-	}
 	held, by, retired, err := tx.LabelUse(ctx, dom.ID, label)
-	switch {
-	case err != nil:
+	if err != nil {
 		return err
-	case held:
+	}
+	return s.labelVerdict(dom, label, accountID, storage.LabelState{Held: held, RetiredBy: by, Retired: retired})
+}
+
+// labelVerdict is labelFree's answer for a label whose use is known.
+func (s *Service) labelVerdict(dom *storage.Domain, label, accountID string, st storage.LabelState) error {
+	switch {
+	case s.cfg.Nameservers[label+"."+dom.Name]:
+		return problem.Conflict("%s.%s is the name of one of this service's nameservers", label, dom.Name)
+	case st.Held:
 		return problem.Conflict("%s.%s is taken", label, dom.Name)
-	case !retired:
+	case !st.Retired:
 		return nil
 	case s.cfg.Profile == 1:
 		return problem.Conflict("%s.%s was released and is retired for good", label, dom.Name)
-	case by != accountID:
+	case st.RetiredBy != accountID:
 		return problem.Conflict("%s.%s was released by another team and stays theirs", label, dom.Name)
 	}
 	return nil
 }
 
+// drawOpaque draws an opaque label that no policy refuses, or "" when a
+// hundred draws found none (a policy that blocks nearly everything).
+func (s *Service) drawOpaque() string {
+	for range 100 {
+		if l := labels.Opaque(); !s.cfg.Labels.Blocked(l) && !s.cfg.Reserved[l] {
+			return l
+		}
+	}
+	return ""
+}
+
 func (s *Service) opaqueLabel(ctx context.Context, tx *storage.Tx, dom *storage.Domain, accountID string) (string, error) {
 	for range 8 {
-		l := labels.Opaque()
-		if s.cfg.Labels.Blocked(l) || s.cfg.Reserved[l] {
-			continue
+		l := s.drawOpaque()
+		if l == "" {
+			break
 		}
 		err := s.labelFree(ctx, tx, dom, l, accountID)
 		if err == nil {
@@ -263,5 +301,5 @@ func (s *Service) opaqueLabel(ctx context.Context, tx *storage.Tx, dom *storage.
 			return "", err
 		}
 	}
-	return "", errors.New("hostnames: no free opaque label after 8 tries")
+	return "", errors.New("hostnames: no free opaque label after 8 draws")
 }

@@ -148,10 +148,36 @@ func (q Queries) DomainByName(ctx context.Context, name string) (*Domain, error)
 
 // PoolDomain reads the oldest active domain that belongs to no account.
 func (q Queries) PoolDomain(ctx context.Context) (*Domain, error) {
-	d := new(Domain)
-	err := q.db.NewSelect().Model(d).Where("account_id IS NULL AND status = ?", DomainActive).
-		OrderExpr("created_at, name").Limit(1).Scan(ctx)
-	return d, mapErr(err)
+	d, _, err := q.PoolDomainFor(ctx, "")
+	return d, err
+}
+
+// PoolDomainFor reads the pool domain as PoolDomain does and, in the same
+// statement, whether label is in use on it (see LabelUse): a [P1] create
+// learns where its name goes and whether the name is free in one round trip.
+func (q Queries) PoolDomainFor(ctx context.Context, label string) (*Domain, LabelState, error) {
+	var row struct {
+		Domain    `bun:",extend"`
+		Held      bool           `bun:"held"`
+		RetiredBy sql.NullString `bun:"retired_by"`
+	}
+	err := q.db.NewSelect().Model(&row).
+		ColumnExpr("domain.*").
+		ColumnExpr("EXISTS (SELECT 1 FROM hostnames WHERE domain_id = domain.id AND label = ? AND status <> ?) AS held", label, StatusReleased).
+		ColumnExpr("(SELECT account_id FROM retired_labels WHERE domain_id = domain.id AND label = ?) AS retired_by", label).
+		Where("domain.account_id IS NULL AND domain.status = ?", DomainActive).
+		OrderExpr("domain.created_at, domain.name").Limit(1).Scan(ctx)
+	if err != nil {
+		return nil, LabelState{}, mapErr(err)
+	}
+	return &row.Domain, LabelState{Held: row.Held, RetiredBy: row.RetiredBy.String, Retired: row.RetiredBy.Valid}, nil
+}
+
+// LabelState is what LabelUse tells of a label on a domain.
+type LabelState struct {
+	Held      bool   // a hostname that is not released holds it
+	Retired   bool   // it was released and retired
+	RetiredBy string // by this account
 }
 
 // DomainsOf lists an account's domains, oldest first.

@@ -541,6 +541,24 @@ func TestLabelUse(t *testing.T) {
 			if err != nil || held != tc.held || retired != tc.retired || by != tc.by {
 				t.Errorf("LabelUse(%s) = %v %q %v %v; want %v %q %v", tc.label, held, by, retired, err, tc.held, tc.by, tc.retired)
 			}
+			// The pool domain read with the label tells the same.
+			d, st, err := s.Reader().PoolDomainFor(t.Context(), tc.label)
+			want := storage.LabelState{Held: tc.held, Retired: tc.retired, RetiredBy: tc.by}
+			if err != nil || d.ID != dom || st != want {
+				t.Errorf("PoolDomainFor(%s) = %v, %+v, %v; want %s, %+v", tc.label, d, st, err, dom, want)
+			}
+		}
+		// A team's domain, or one being set up, is no pool domain.
+		write(t, s, func(ctx context.Context, tx *storage.Tx) error {
+			d, err := tx.Domain(ctx, dom)
+			if err != nil {
+				return err
+			}
+			d.AccountID = acct
+			return tx.UpdateDomain(ctx, d)
+		})
+		if _, _, err := s.Reader().PoolDomainFor(t.Context(), "free"); !errors.Is(err, storage.ErrNotFound) {
+			t.Errorf("PoolDomainFor with no pool domain = %v, want ErrNotFound", err)
 		}
 	})
 }
