@@ -171,17 +171,21 @@ func (s *Service) Create(ctx context.Context, p *access.Principal, in CreateInpu
 		if s.cfg.Profile == 2 {
 			h.Status = storage.StatusPending // live once every nameserver answers for it
 		}
-		if err := tx.InsertHostname(ctx, h); err != nil {
-			if errors.Is(err, storage.ErrConflict) {
-				return problem.Conflict("%s is taken", h.Name)
+		if h.Certificate == CertManaged { // its certificate row refers to it
+			if err := tx.InsertHostname(ctx, h); err != nil {
+				return err
 			}
-			return err
+		} else {
+			tx.InsertLater(storage.KindHostname, h.ID, h) // with the change row: one round trip
 		}
 		if err := requestManaged(ctx, tx, h); err != nil {
 			return err
 		}
 		return tx.Changed(ctx, storage.KindHostname, h.ID)
 	})
+	if errors.Is(err, storage.ErrConflict) { // the label, taken since it was checked
+		return nil, problem.Conflict("%s is taken", h.Name)
+	}
 	return h, err
 }
 

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/hostmint/hostmint/access"
+	"github.com/hostmint/hostmint/problem"
 	"github.com/hostmint/hostmint/storage"
 	"github.com/hostmint/hostmint/storage/storagetest"
 )
@@ -55,7 +57,7 @@ func (f *fixture) create(tb testing.TB, i int) *storage.Hostname {
 // should have to say why here.
 func TestWriteRoundTrips(t *testing.T) {
 	t.Parallel()
-	want := map[string]int{"create": 6, "update": 5}
+	want := map[string]int{"create": 6, "update": 5} // PostgreSQL: create 5 (the insert goes with the change row)
 	for _, d := range storagetest.Dialects {
 		t.Run(string(d), func(t *testing.T) {
 			t.Parallel()
@@ -91,6 +93,52 @@ func BenchmarkCreate(b *testing.B) {
 				i++
 			}
 			b.ReportMetric(float64(f.stmts.Load())/float64(b.N), "stmts/op")
+		})
+	}
+}
+
+// Callers of different accounts asking for one label at once: one gets
+// it, every other is answered 409, whether its check saw the winner's row
+// or its insert met it at commit.
+func TestSameLabelRace(t *testing.T) {
+	t.Parallel()
+	for _, d := range storagetest.Dialects {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, d)
+			const callers = 8
+			ps := make([]*access.Principal, callers)
+			for i := range ps {
+				id := fmt.Sprintf("acc%d", i)
+				if _, err := f.store.Write(context.Background(), func(ctx context.Context, tx *storage.Tx) error {
+					return tx.InsertAccount(ctx, &storage.Account{ID: id, Name: id, Plan: PlanPro, Billing: true, CreatedAt: 1})
+				}); err != nil {
+					t.Fatal(err)
+				}
+				ps[i] = &access.Principal{AccountID: id, Scopes: access.All()}
+			}
+			var wg sync.WaitGroup
+			errs := make([]error, callers)
+			for i := range ps {
+				wg.Go(func() {
+					ip, label := fmt.Sprintf("23.1.1.%d", i+1), "contested"
+					_, errs[i] = f.svc.Create(context.Background(), ps[i], CreateInput{IP: &ip, Label: &label})
+				})
+			}
+			wg.Wait()
+			won := 0
+			for _, err := range errs {
+				if err == nil {
+					won++
+					continue
+				}
+				if pe, ok := problem.As(err); !ok || pe.Status != 409 {
+					t.Errorf("a losing create answered %v, want 409", err)
+				}
+			}
+			if won != 1 {
+				t.Fatalf("%d creates got the label, want exactly 1", won)
+			}
 		})
 	}
 }

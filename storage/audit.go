@@ -61,48 +61,6 @@ func (e *AuditEntry) Audited() int { return len(e.ids) }
 // (the address a client already has), so it records no audit entry.
 func (t *Tx) NoAudit() { t.noAudit = true }
 
-// flush writes the transaction's change rows and its audit entry (the
-// request's entry under ctx, once per transaction): on PostgreSQL in one
-// statement, so a write pays one round trip for both, not one each.
-func (t *Tx) flush(ctx context.Context) error {
-	var ins []*bun.InsertQuery
-	changes := t.changes[t.flushed:]
-	if len(changes) > 0 {
-		ins = append(ins, t.tx.NewInsert().Model(&changes).Returning("id"))
-	}
-	t.flushed = len(t.changes)
-	var row *AuditEntry
-	if !t.auditDone {
-		row, t.auditDone = t.auditRow(ctx), true
-	}
-	if row != nil {
-		ins = append(ins, t.tx.NewInsert().Model(row).Returning("id"))
-	}
-	if len(ins) == 0 {
-		return nil
-	}
-	if t.dialect == Postgres && len(ins) == 2 {
-		err := t.tx.NewSelect().With("c", ins[0]).With("a", ins[1]).
-			ColumnExpr("(SELECT MAX(id) FROM c)").ColumnExpr("(SELECT id FROM a)").Scan(ctx, &t.last, &row.ID)
-		if err != nil {
-			return mapErr(err)
-		}
-	} else {
-		for _, q := range ins {
-			if _, err := q.Exec(ctx); err != nil {
-				return mapErr(err)
-			}
-		}
-		for _, c := range changes {
-			t.last = max(t.last, c.ID)
-		}
-	}
-	if row != nil {
-		t.audited = append(t.audited, row.ID)
-	}
-	return nil
-}
-
 // auditRow is the entry of ctx as t records it, or nil when t records none.
 func (t *Tx) auditRow(ctx context.Context) *AuditEntry {
 	e, _ := ctx.Value(auditKey{}).(*AuditEntry)

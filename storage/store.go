@@ -167,6 +167,7 @@ type Tx struct {
 	Queries
 	tx        bun.Tx
 	last      int64
+	later     []any           // rows to insert when fn is done (InsertLater)
 	changes   []Change        // appended to the feed when fn is done
 	changed   map[string]bool // kind\x00ref already in changes
 	flushed   int             // changes already written

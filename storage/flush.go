@@ -1,0 +1,89 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/uptrace/bun"
+)
+
+// InsertLater queues the insert of model (a pointer to a row of a table)
+// for the end of the transaction, where it is written together with the
+// change rows and the audit entry: on PostgreSQL in one statement. kind and
+// id name the row for the audit entry. A constraint the row breaks fails
+// the commit (ErrConflict from Write), not this call, and nothing in the
+// transaction can read the row before then: it suits the last insert of a
+// write, whose checks are done.
+func (t *Tx) InsertLater(kind, id string, model any) {
+	t.later = append(t.later, model)
+	t.made(kind, id)
+}
+
+// flush writes what the transaction queued for its end: the inserts put
+// off by InsertLater, its change rows, and its audit entry (the request's
+// entry under ctx, once per transaction). On PostgreSQL they are one
+// statement, so a write pays one round trip for all of them.
+func (t *Tx) flush(ctx context.Context) error {
+	var (
+		ins        []*bun.InsertQuery
+		cIdx, aIdx = -1, -1
+	)
+	for _, m := range t.later {
+		ins = append(ins, t.tx.NewInsert().Model(m))
+	}
+	t.later = nil
+	changes := t.changes[t.flushed:]
+	t.flushed = len(t.changes)
+	if len(changes) > 0 {
+		cIdx = len(ins)
+		ins = append(ins, t.tx.NewInsert().Model(&changes).Returning("id"))
+	}
+	var row *AuditEntry
+	if !t.auditDone {
+		row, t.auditDone = t.auditRow(ctx), true
+	}
+	if row != nil {
+		aIdx = len(ins)
+		ins = append(ins, t.tx.NewInsert().Model(row).Returning("id"))
+	}
+	switch {
+	case len(ins) == 0:
+		return nil
+	case t.dialect == Postgres && len(ins) > 1:
+		sel := t.tx.NewSelect()
+		for i, q := range ins {
+			sel = sel.With(fmt.Sprintf("w%d", i), q)
+		}
+		var last, audited sql.NullInt64
+		if err := sel.ColumnExpr(maxID(cIdx)).ColumnExpr(maxID(aIdx)).Scan(ctx, &last, &audited); err != nil {
+			return mapErr(err)
+		}
+		t.last = max(t.last, last.Int64)
+		if row != nil {
+			row.ID = audited.Int64
+		}
+	default: // SQLite: no round trips to save
+		for _, q := range ins {
+			if _, err := q.Exec(ctx); err != nil {
+				return mapErr(err)
+			}
+		}
+		for _, c := range changes {
+			t.last = max(t.last, c.ID)
+		}
+	}
+	if row != nil {
+		t.audited = append(t.audited, row.ID)
+	}
+	return nil
+}
+
+// maxID is the greatest id the flush statement's part i returned, or NULL
+// when there is no such part.
+func maxID(i int) string {
+	if i < 0 {
+		return "NULL"
+	}
+	return fmt.Sprintf("(SELECT MAX(id) FROM w%d)", i)
+}
