@@ -137,7 +137,10 @@ func (s *Service) changeable(ctx context.Context, tx *storage.Tx, p *access.Prin
 	if err != nil {
 		return nil, err
 	}
-	return h, refuseState(h)
+	if err := refuseState(h); err != nil {
+		return nil, err
+	}
+	return h, nil
 }
 
 // account is the account a change is checked against (caps, plan, rate

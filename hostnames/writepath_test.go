@@ -70,6 +70,10 @@ func TestWriteRoundTrips(t *testing.T) {
 				t.Fatal(err)
 			}
 			got["update"] = int(f.stmts.Swap(0))
+			// The insert that went with the change row was counted.
+			if a, err := f.store.Reader().Account(context.Background(), "acc"); err != nil || a.ActiveHostnames != 1 {
+				t.Errorf("after one create the account counts %d active hostnames (%v), want 1", a.ActiveHostnames, err)
+			}
 			for op, n := range want {
 				if got[op] > n {
 					t.Errorf("%s: %d statements, want at most %d", op, got[op], n)
