@@ -183,7 +183,7 @@ func (s *Service) Create(ctx context.Context, p *access.Principal, in CreateInpu
 		}
 		return tx.Changed(ctx, storage.KindHostname, h.ID)
 	})
-	if errors.Is(err, storage.ErrConflict) { // the label, taken since it was checked
+	if errors.Is(err, storage.ErrConflict) && h != nil { // the label, taken since it was checked
 		return nil, problem.Conflict("%s is taken", h.Name)
 	}
 	return h, err
