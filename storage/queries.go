@@ -146,15 +146,10 @@ func (q Queries) DomainByName(ctx context.Context, name string) (*Domain, error)
 	return d, mapErr(err)
 }
 
-// PoolDomain reads the oldest active domain that belongs to no account.
-func (q Queries) PoolDomain(ctx context.Context) (*Domain, error) {
-	d, _, err := q.PoolDomainFor(ctx, "")
-	return d, err
-}
-
-// PoolDomainFor reads the pool domain as PoolDomain does and, in the same
-// statement, whether label is in use on it (see LabelUse): a [P1] create
-// learns where its name goes and whether the name is free in one round trip.
+// PoolDomainFor reads the pool domain (the oldest active domain that
+// belongs to no account) and, in the same statement, whether label is in
+// use on it (see LabelUse): a [P1] create learns where its name goes and
+// whether the name is free in one round trip.
 func (q Queries) PoolDomainFor(ctx context.Context, label string) (*Domain, LabelState, error) {
 	var row struct {
 		Domain    `bun:",extend"`
