@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"database/sql"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -149,17 +148,8 @@ func checkMoved(t *testing.T, s *server, f moveFixture) {
 // maxChange is the highest change id in a store.
 func maxChange(t *testing.T, d storage.Dialect, dsn string) int64 {
 	t.Helper()
-	driver := "postgres"
-	if d == storage.SQLite {
-		driver = "sqlite"
-	}
-	db, err := sql.Open(driver, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	var n int64
-	if err := db.QueryRow("SELECT COALESCE(MAX(id), 0) FROM changes").Scan(&n); err != nil {
+	if err := openSQL(t, d, dsn).QueryRow("SELECT COALESCE(MAX(id), 0) FROM changes").Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
