@@ -53,8 +53,11 @@ type Store struct {
 // Open opens (and for SQLite creates) the database and migrates its schema.
 // For SQLite, dsn is a file path; for PostgreSQL, a lib/pq connection string.
 func Open(ctx context.Context, d Dialect, dsn string) (*Store, error) {
-	var db *bun.DB
-	stall := new(atomic.Int64)
+	var (
+		db    *bun.DB
+		prep  *preparing
+		stall = new(atomic.Int64)
+	)
 	switch d {
 	case SQLite:
 		if dir := filepath.Dir(dsn); dir != "" {
@@ -76,12 +79,13 @@ func Open(ctx context.Context, d Dialect, dsn string) (*Store, error) {
 			return nil, fmt.Errorf("storage: %w", err)
 		}
 		conn.Dialer(stallDialer{timeout: stall})
-		sqldb := sql.OpenDB(conn)
+		prep = &preparing{Connector: conn}
+		sqldb := sql.OpenDB(prep)
 		// Every connection may stay open: one closed after a burst is a
 		// new PostgreSQL backend (a fork, authentication, cold caches) for
 		// the next, which cost more CPU than the statements it served.
-		sqldb.SetMaxOpenConns(32)
-		sqldb.SetMaxIdleConns(32)
+		sqldb.SetMaxOpenConns(maxConns)
+		sqldb.SetMaxIdleConns(maxConns)
 		sqldb.SetConnMaxIdleTime(5 * time.Minute)
 		db = bun.NewDB(sqldb, pgdialect.New())
 	default:
@@ -97,10 +101,20 @@ func Open(ctx context.Context, d Dialect, dsn string) (*Store, error) {
 	}
 	if d == Postgres {
 		stall.Store(int64(stallTimeout))
+		// From now on every connection prepares the hot statements (see
+		// prepared.go); those opened for the migrations close, as they
+		// have not.
+		text := prepareAll(db)
+		prep.text.Store(&text)
+		db.DB.SetMaxIdleConns(0)
+		db.DB.SetMaxIdleConns(maxConns)
 		s.notify = newNotifier(s)
 	}
 	return s, nil
 }
+
+// maxConns bounds a PostgreSQL store's connections.
+const maxConns = 32
 
 // sqliteDSN turns a path into the driver's URI: WAL so readers never wait on
 // the writer, immediate transactions so two writers never deadlock on a
