@@ -17,6 +17,7 @@ import (
 	"github.com/go-acme/lego/v4/certcrypto"
 	"github.com/go-acme/lego/v4/certificate"
 	"github.com/go-acme/lego/v4/challenge/dns01"
+	"github.com/hostmint/hostmint/records"
 	"github.com/hostmint/hostmint/storage"
 	"github.com/miekg/dns"
 )
@@ -340,7 +341,7 @@ type provider struct {
 func (p *provider) Present(domain, _, keyAuth string) error {
 	value := dns01.GetChallengeInfo(domain, keyAuth).Value
 	return p.m.store.WriteVisible(p.ctx, func(ctx context.Context, tx *storage.Tx) error {
-		if err := tx.AddChallenge(ctx, &storage.Challenge{HostnameID: p.hostnameID, Value: value, CreatedAt: time.Now().UnixMilli()}); err != nil {
+		if err := tx.AddChallenge(ctx, &storage.Challenge{HostnameID: p.hostnameID, Value: value, CreatedAt: time.Now().UnixMilli()}, records.ChallengeValues); err != nil {
 			return err
 		}
 		return tx.Changed(ctx, storage.KindHostname, p.hostnameID)

@@ -43,7 +43,7 @@ func (s *Service) Diagnose(ctx context.Context, p *access.Principal, id string) 
 		return nil, err
 	}
 	sub := diagnose.Subject{
-		Name: h.Name, Status: s.Status(h, s.now()), Addrs: AddrsOf(h), Domain: d.Name,
+		Name: h.Name, Status: s.Status(h, s.now()), Addrs: h.ServedAddrs(), Domain: d.Name,
 		Signed: d.DNSSEC, DNSKEY: d.DNSKEY, CAA: domains.CAA(d),
 	}
 	if h.Certificate == CertManaged || h.Certificate == CertCSR {

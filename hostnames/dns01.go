@@ -12,6 +12,7 @@ import (
 	"github.com/hostmint/hostmint/apikey"
 	"github.com/hostmint/hostmint/problem"
 	"github.com/hostmint/hostmint/ratelimit"
+	"github.com/hostmint/hostmint/records"
 	"github.com/hostmint/hostmint/storage"
 )
 
@@ -19,17 +20,8 @@ import (
 // credential is made for one hostname through the authenticated API; an ACME
 // client then publishes challenge values with it at _acme-challenge.<name>.
 
-// Limits of the spec, and this service's choice of how values age out.
-const (
-	MaxCredentials = 5
-	// ChallengeValues are served at once (see storage.ChallengesKept).
-	ChallengeValues = storage.ChallengesKept
-	// ChallengeLife is how long after the newest value was written the
-	// values are served; a CA validates within minutes.
-	ChallengeLife  = 24 * time.Hour
-	ChallengeTTL   = 60
-	ChallengeLabel = "_acme-challenge"
-)
+// MaxCredentials is the spec's limit of DNS-01 credentials a hostname holds.
+const MaxCredentials = 5
 
 // DefaultACMEUpdates is the acme-dns updates a credential may make a
 // minute when the Corefile sets none (acme_update_per_minute). Two values
@@ -64,7 +56,7 @@ func (s *Service) CreateCredential(ctx context.Context, p *access.Principal, hos
 		if n >= MaxCredentials {
 			return problem.BadRequest("hostname %s holds %d DNS-01 credentials, the most it may", h.Name, MaxCredentials)
 		}
-		out.Fulldomain = ChallengeLabel + "." + h.Name
+		out.Fulldomain = records.ChallengeLabel + "." + h.Name
 		return tx.InsertCredential(ctx, &storage.Credential{ID: out.Username, HostnameID: h.ID,
 			PasswordHash: apikey.Hash(password), CreatedAt: s.now().UnixMilli()})
 	})
@@ -114,7 +106,7 @@ func (s *Service) PublishChallenge(ctx context.Context, u ChallengeUpdate) error
 		if err := s.takeACMEUpdate(ctx, tx, c.ID); err != nil {
 			return err
 		}
-		if err := tx.AddChallenge(ctx, &storage.Challenge{HostnameID: h.ID, Value: u.TXT, CreatedAt: s.now().UnixMilli()}); err != nil {
+		if err := tx.AddChallenge(ctx, &storage.Challenge{HostnameID: h.ID, Value: u.TXT, CreatedAt: s.now().UnixMilli()}, records.ChallengeValues); err != nil {
 			return err
 		}
 		return tx.Changed(ctx, storage.KindHostname, h.ID)

@@ -3,11 +3,9 @@ package hostnames
 import (
 	"context"
 	"net/netip"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/hostmint/hostmint/addrclass"
 	"github.com/hostmint/hostmint/storage"
 )
 
@@ -96,7 +94,7 @@ func (s *Service) confirmPending(ctx context.Context, obs Observer, retry map[st
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			served[i] = obs.Serves(ctx, h.Name, AddrsOf(h))
+			served[i] = obs.Serves(ctx, h.Name, h.ServedAddrs())
 		})
 	}
 	wg.Wait()
@@ -124,19 +122,4 @@ func (s *Service) markLive(ctx context.Context, h *storage.Hostname) {
 	if err != nil && ctx.Err() == nil {
 		s.log.Warn("marking a hostname live failed", "hostname", h.Name, "err", err)
 	}
-}
-
-// AddrsOf parses the addresses a hostname is served with.
-func AddrsOf(h *storage.Hostname) []netip.Addr {
-	text := h.Addrs
-	if text == "" {
-		text = h.IP
-	}
-	var out []netip.Addr
-	for _, s := range strings.Split(text, ",") {
-		if a, err := addrclass.Parse(s); err == nil {
-			out = append(out, a)
-		}
-	}
-	return out
 }

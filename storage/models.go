@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"net/netip"
 	"strings"
 
 	"github.com/uptrace/bun"
@@ -89,6 +90,22 @@ type Hostname struct {
 	// CertExpiresAt is when the certificate the service holds for it expires
 	// ([P2] csr and managed); a csr caller must post a fresh CSR before.
 	CertExpiresAt int64 `bun:"cert_expires_at"`
+}
+
+// ServedAddrs are the addresses DNS serves for h: its target's (Addrs),
+// or else the one set by the caller. Both were checked when written.
+func (h *Hostname) ServedAddrs() []netip.Addr {
+	text := h.Addrs
+	if text == "" {
+		text = h.IP
+	}
+	var out []netip.Addr
+	for _, s := range strings.Split(text, ",") {
+		if a, err := netip.ParseAddr(s); err == nil && a.Zone() == "" {
+			out = append(out, a.Unmap())
+		}
+	}
+	return out
 }
 
 // Zone is the name of the domain h is minted on: its name is always its

@@ -577,14 +577,10 @@ func (q Queries) CountCredentials(ctx context.Context, hostnameID string) (int, 
 	return int(n), mapErr(err)
 }
 
-// ChallengesKept is how many values a hostname's challenge name holds: an
-// apex and a wildcard in one order validate two values at the same name.
-const ChallengesKept = 2
-
-// AddChallenge stores a value and keeps only the ChallengesKept newest of
-// the hostname. A value sent again (a client's retry) moves to the front
+// AddChallenge stores a value and keeps only the keep newest of the
+// hostname. A value sent again (a client's retry) moves to the front
 // rather than taking a second slot and pushing out the other value.
-func (q Queries) AddChallenge(ctx context.Context, c *Challenge) error {
+func (q Queries) AddChallenge(ctx context.Context, c *Challenge, keep int) error {
 	if _, err := q.db.NewDelete().Model((*Challenge)(nil)).
 		Where("hostname_id = ? AND value = ?", c.HostnameID, c.Value).Exec(ctx); err != nil {
 		return mapErr(err)
@@ -593,7 +589,7 @@ func (q Queries) AddChallenge(ctx context.Context, c *Challenge) error {
 		return mapErr(err)
 	}
 	newest := q.db.NewSelect().Model((*Challenge)(nil)).Column("id").
-		Where("hostname_id = ?", c.HostnameID).OrderExpr("id DESC").Limit(ChallengesKept)
+		Where("hostname_id = ?", c.HostnameID).OrderExpr("id DESC").Limit(int64(keep))
 	_, err := q.db.NewDelete().Model((*Challenge)(nil)).
 		Where("hostname_id = ? AND id NOT IN (?)", c.HostnameID, newest).Exec(ctx)
 	return mapErr(err)

@@ -2,11 +2,11 @@ package hostname
 
 import (
 	"context"
+	"errors"
 	"runtime/debug"
 
 	clog "github.com/coredns/coredns/plugin/pkg/log"
 	"github.com/hostmint/hostmint/domains"
-	"github.com/hostmint/hostmint/hostnames"
 	"github.com/hostmint/hostmint/records"
 	"github.com/hostmint/hostmint/storage"
 	"github.com/miekg/dns"
@@ -174,7 +174,7 @@ func buildNodes(h *storage.Hostname, recs []storage.Record, chals []storage.Chal
 	if h.Status != storage.StatusLive && h.Status != storage.StatusPending {
 		return nil, nil
 	}
-	addrs := hostnames.AddrsOf(h)
+	addrs := h.ServedAddrs()
 	if len(addrs) == 0 {
 		return nil, nil
 	}
@@ -213,7 +213,7 @@ func buildNodes(h *storage.Hostname, recs []storage.Record, chals []storage.Chal
 		}
 	}
 	if c := challengeNode(h, chals); c != nil {
-		nodes[hostnames.ChallengeLabel+"."+name] = c
+		nodes[records.ChallengeLabel+"."+name] = c
 	}
 	delete(nodes, name)
 	return own, nodes
@@ -226,14 +226,14 @@ func challengeNode(h *storage.Hostname, chals []storage.Challenge) *node {
 	if len(chals) == 0 {
 		return nil
 	}
-	owner := hostnames.ChallengeLabel + "." + dns.Fqdn(h.Name)
-	n := &node{owner: holder(h.ID), expires: chals[0].CreatedAt + hostnames.ChallengeLife.Milliseconds(), rrsets: map[uint16][]dns.RR{}}
+	owner := records.ChallengeLabel + "." + dns.Fqdn(h.Name)
+	n := &node{owner: holder(h.ID), expires: chals[0].CreatedAt + records.ChallengeLife.Milliseconds(), rrsets: map[uint16][]dns.RR{}}
 	if h.ExpiresAt != 0 {
 		n.expires = min(n.expires, h.ExpiresAt)
 	}
-	for _, c := range chals[:min(len(chals), hostnames.ChallengeValues)] {
+	for _, c := range chals[:min(len(chals), records.ChallengeValues)] {
 		n.rrsets[dns.TypeTXT] = append(n.rrsets[dns.TypeTXT], &dns.TXT{
-			Hdr: dns.RR_Header{Name: owner, Rrtype: dns.TypeTXT, Class: dns.ClassINET, Ttl: hostnames.ChallengeTTL},
+			Hdr: dns.RR_Header{Name: owner, Rrtype: dns.TypeTXT, Class: dns.ClassINET, Ttl: records.ChallengeTTL},
 			Txt: []string{c.Value},
 		})
 	}
@@ -281,11 +281,10 @@ func (ix *Index) loadZones(ctx context.Context, q storage.Queries, prev zoneSet)
 }
 
 func (ix *Index) newSigner(d *storage.Domain) (*signer, error) {
-	var key []byte
-	if k := ix.key.Load(); k != nil {
-		key = *k
+	if ix.signers == nil {
+		return nil, errors.New("no key opens DNSSEC keys (cert_encryption_key_file)")
 	}
-	s, err := domains.OpenSigner(d, key)
+	s, err := ix.signers(d)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/request"
+	"github.com/hostmint/hostmint/app"
 	"github.com/miekg/dns"
 )
 
@@ -26,12 +27,12 @@ type Hostname struct {
 	index  *Index
 	static map[string]addrList // nameserver names we answer for: lowercase FQDN -> addresses
 	ns     []string            // NS targets, FQDN
-	rt     *runtime            // set in OnStartup
+	app    *app.App            // set in OnStartup
 }
 
 // configured reports whether qname is under a domain of the Corefile.
 func (h *Hostname) configured(qname string) bool {
-	for _, d := range h.cfg.domains {
+	for _, d := range h.cfg.app.Domains {
 		if dns.IsSubDomain(d+".", qname) {
 			return true
 		}

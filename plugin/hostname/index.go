@@ -4,7 +4,8 @@ import (
 	"slices"
 	"sync/atomic"
 
-	"github.com/hostmint/hostmint/seal"
+	"github.com/hostmint/hostmint/domains"
+	"github.com/hostmint/hostmint/storage"
 	"github.com/miekg/dns"
 )
 
@@ -21,7 +22,9 @@ type Index struct {
 	size   atomic.Int64 // hostnames served
 	serial atomic.Uint32
 	loaded atomic.Bool
-	key    atomic.Pointer[seal.Key] // opens the zones' DNSSEC keys
+	// signers opens a signed zone's key; set before the first load, so a
+	// signed zone is never loaded unsigned.
+	signers func(*storage.Domain) (*domains.Signer, error)
 
 	// Owned by the feed's goroutine (the only writer): the names other than
 	// its own that a hostname holds (records below it, empty non-terminals,
@@ -61,8 +64,6 @@ func NewIndex() *Index {
 	return ix
 }
 
-// SetKey gives the index the key that opens DNSSEC private keys.
-func (ix *Index) SetKey(k seal.Key) { ix.key.Store(&k) }
 
 // zoneOf returns the most specific zone that holds qname (lowercase FQDN).
 func (ix *Index) zoneOf(qname string) *zone {

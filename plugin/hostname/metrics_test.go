@@ -2,9 +2,7 @@ package hostname
 
 import (
 	"testing"
-	"time"
 
-	"github.com/hostmint/hostmint/adminapi"
 	"github.com/miekg/dns"
 )
 
@@ -26,13 +24,5 @@ func TestTypeLabel(t *testing.T) {
 func BenchmarkCountAnswer(b *testing.B) {
 	for b.Loop() {
 		countAnswer(dns.RcodeSuccess, dns.TypeA, kindTeam)
-	}
-}
-
-// The per-request cost of the API metrics.
-func BenchmarkObserveAPI(b *testing.B) {
-	o := adminapi.Outcome{Route: "PUT /api/v1/hostnames/{id}", Auth: "key", Status: 200, Duration: 3 * time.Millisecond}
-	for b.Loop() {
-		observeAPI(o)
 	}
 }

@@ -57,32 +57,32 @@ func FuzzParseCorefile(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if len(cfg.nameservers) == 0 {
+		if len(cfg.app.Nameservers) == 0 {
 			t.Fatalf("parse accepted %q without a nameserver", input)
 		}
-		if cfg.profile != 1 && cfg.profile != 2 || cfg.addressTTL < 1 || cfg.addressTTL > 86400 ||
-			cfg.idleExpiry <= 0 || cfg.feedPoll <= 0 {
+		if cfg.app.Profile != 1 && cfg.app.Profile != 2 || cfg.addressTTL < 1 || cfg.addressTTL > 86400 ||
+			cfg.app.IdleExpiry <= 0 || cfg.app.FeedPoll <= 0 {
 			t.Fatalf("parse accepted %q: profile %d, address TTL %d, idle %s, poll %s",
-				input, cfg.profile, cfg.addressTTL, cfg.idleExpiry, cfg.feedPoll)
+				input, cfg.app.Profile, cfg.addressTTL, cfg.app.IdleExpiry, cfg.app.FeedPoll)
 		}
-		for _, d := range cfg.domains {
+		for _, d := range cfg.app.Domains {
 			if d == "" || strings.HasSuffix(d, ".") || strings.ToLower(d) != d {
 				t.Fatalf("parse accepted %q with domain %q", input, d)
 			}
 		}
-		for _, ns := range cfg.nameservers {
-			if !dns.IsFqdn(ns.name) || strings.HasSuffix(ns.name, "..") {
-				t.Fatalf("parse accepted %q with nameserver %q", input, ns.name)
+		for _, ns := range cfg.app.Nameservers {
+			if !dns.IsFqdn(ns.Name) || strings.HasSuffix(ns.Name, "..") {
+				t.Fatalf("parse accepted %q with nameserver %q", input, ns.Name)
 			}
-			if ns.addr != "" {
-				if _, _, err := net.SplitHostPort(ns.addr); err != nil {
-					t.Fatalf("parse accepted %q with nameserver address %q", input, ns.addr)
+			if ns.Addr != "" {
+				if _, _, err := net.SplitHostPort(ns.Addr); err != nil {
+					t.Fatalf("parse accepted %q with nameserver address %q", input, ns.Addr)
 				}
 			}
 		}
 		h := newHostname(cfg)
-		if len(h.ns) != len(cfg.nameservers) {
-			t.Fatalf("%d NS targets for %d nameservers", len(h.ns), len(cfg.nameservers))
+		if len(h.ns) != len(cfg.app.Nameservers) {
+			t.Fatalf("%d NS targets for %d nameservers", len(h.ns), len(cfg.app.Nameservers))
 		}
 		// The SOA's MNAME is the first of them: it must pack.
 		soa := &dns.SOA{Hdr: dns.RR_Header{Name: "example.org.", Rrtype: dns.TypeSOA, Class: dns.ClassINET}, Ns: h.ns[0], Mbox: "hostmaster.example.org."}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/coredns/caddy"
 	"github.com/coredns/coredns/core/dnsserver"
+	"github.com/hostmint/hostmint/app"
 	"github.com/hostmint/hostmint/hostnames"
 	"github.com/hostmint/hostmint/storage"
 )
@@ -28,39 +29,39 @@ func TestParse(t *testing.T) {
 	}{
 		// Defaults and the block itself.
 		{"defaults", block(minimal), false, func(t *testing.T, cfg *config) {
-			if cfg.profile != 1 {
-				t.Errorf("profile = %d, want 1", cfg.profile)
+			if cfg.app.Profile != 1 {
+				t.Errorf("profile = %d, want 1", cfg.app.Profile)
 			}
-			if cfg.dialect != storage.SQLite || cfg.dsn != "./data/hostmint.db" {
-				t.Errorf("storage = %s %s, want sqlite ./data/hostmint.db", cfg.dialect, cfg.dsn)
+			if cfg.app.Dialect != storage.SQLite || cfg.app.DSN != "./data/hostmint.db" {
+				t.Errorf("storage = %s %s, want sqlite ./data/hostmint.db", cfg.app.Dialect, cfg.app.DSN)
 			}
-			if cfg.api != "127.0.0.1:8080" {
-				t.Errorf("api = %q, want 127.0.0.1:8080", cfg.api)
+			if cfg.app.API != "127.0.0.1:8080" {
+				t.Errorf("api = %q, want 127.0.0.1:8080", cfg.app.API)
 			}
-			if cfg.baseURL != "http://127.0.0.1:8080" {
-				t.Errorf("baseURL = %q, want http://127.0.0.1:8080", cfg.baseURL)
+			if cfg.app.BaseURL != "http://127.0.0.1:8080" {
+				t.Errorf("baseURL = %q, want http://127.0.0.1:8080", cfg.app.BaseURL)
 			}
-			if cfg.adminTokenFile != "./data/admin.token" {
-				t.Errorf("adminTokenFile = %q, want ./data/admin.token", cfg.adminTokenFile)
+			if cfg.app.AdminTokenFile != "./data/admin.token" {
+				t.Errorf("adminTokenFile = %q, want ./data/admin.token", cfg.app.AdminTokenFile)
 			}
-			if cfg.idleExpiry != 168*time.Hour {
-				t.Errorf("idleExpiry = %s, want 168h", cfg.idleExpiry)
+			if cfg.app.IdleExpiry != 168*time.Hour {
+				t.Errorf("idleExpiry = %s, want 168h", cfg.app.IdleExpiry)
 			}
 			if cfg.addressTTL != 60 {
 				t.Errorf("addressTTL = %d, want 60", cfg.addressTTL)
 			}
-			if cfg.feedPoll != time.Second {
-				t.Errorf("feedPoll = %s, want 1s", cfg.feedPoll)
+			if cfg.app.FeedPoll != time.Second {
+				t.Errorf("feedPoll = %s, want 1s", cfg.app.FeedPoll)
 			}
-			if !maps.Equal(cfg.caps, hostnames.DefaultCaps) {
-				t.Errorf("caps = %v, want %v", cfg.caps, hostnames.DefaultCaps)
+			if !maps.Equal(cfg.app.Caps, hostnames.DefaultCaps) {
+				t.Errorf("caps = %v, want %v", cfg.app.Caps, hostnames.DefaultCaps)
 			}
-			if len(cfg.domains) != 0 || len(cfg.resolvers) != 0 || len(cfg.acmeCAs) != 0 {
-				t.Errorf("domains, resolvers, acme CAs = %v %v %v, want none", cfg.domains, cfg.resolvers, cfg.acmeCAs)
+			if len(cfg.app.Domains) != 0 || len(cfg.app.Resolvers) != 0 || len(cfg.app.ACMECAs) != 0 {
+				t.Errorf("domains, resolvers, acme CAs = %v %v %v, want none", cfg.app.Domains, cfg.app.Resolvers, cfg.app.ACMECAs)
 			}
-			if cfg.blockedLabels != "" || cfg.acmeEmail != "" || cfg.certKeyFile != "" || cfg.ctLog != "" {
+			if cfg.app.BlockedLabels != "" || cfg.app.ACMEEmail != "" || cfg.app.CertKeyFile != "" || cfg.app.CTLog != "" {
 				t.Errorf("blocked_labels, acme_email, cert key, ct_log = %q %q %q %q, want empty",
-					cfg.blockedLabels, cfg.acmeEmail, cfg.certKeyFile, cfg.ctLog)
+					cfg.app.BlockedLabels, cfg.app.ACMEEmail, cfg.app.CertKeyFile, cfg.app.CTLog)
 			}
 		}},
 		{"no block", "hostname", true, nil},
@@ -71,13 +72,13 @@ func TestParse(t *testing.T) {
 
 		// profile
 		{"profile 2", block(minimal + "profile 2\n"), false, func(t *testing.T, cfg *config) {
-			if cfg.profile != 2 {
-				t.Errorf("profile = %d, want 2", cfg.profile)
+			if cfg.app.Profile != 2 {
+				t.Errorf("profile = %d, want 2", cfg.app.Profile)
 			}
 		}},
 		{"profile 1", block(minimal + "profile 1\n"), false, func(t *testing.T, cfg *config) {
-			if cfg.profile != 1 {
-				t.Errorf("profile = %d, want 1", cfg.profile)
+			if cfg.app.Profile != 1 {
+				t.Errorf("profile = %d, want 1", cfg.app.Profile)
 			}
 		}},
 		{"profile 3", block(minimal + "profile 3\n"), true, nil},
@@ -87,13 +88,13 @@ func TestParse(t *testing.T) {
 
 		// storage
 		{"storage sqlite", block(minimal + "storage sqlite /var/lib/hostmint/db.sqlite\n"), false, func(t *testing.T, cfg *config) {
-			if cfg.dialect != storage.SQLite || cfg.dsn != "/var/lib/hostmint/db.sqlite" {
-				t.Errorf("storage = %s %s", cfg.dialect, cfg.dsn)
+			if cfg.app.Dialect != storage.SQLite || cfg.app.DSN != "/var/lib/hostmint/db.sqlite" {
+				t.Errorf("storage = %s %s", cfg.app.Dialect, cfg.app.DSN)
 			}
 		}},
 		{"storage postgres", block(minimal + "storage postgres postgres://hostmint@127.0.0.1:5432/hostmint?sslmode=disable\n"), false, func(t *testing.T, cfg *config) {
-			if cfg.dialect != storage.Postgres || cfg.dsn != "postgres://hostmint@127.0.0.1:5432/hostmint?sslmode=disable" {
-				t.Errorf("storage = %s %s", cfg.dialect, cfg.dsn)
+			if cfg.app.Dialect != storage.Postgres || cfg.app.DSN != "postgres://hostmint@127.0.0.1:5432/hostmint?sslmode=disable" {
+				t.Errorf("storage = %s %s", cfg.app.Dialect, cfg.app.DSN)
 			}
 		}},
 		{"storage unknown dialect", block(minimal + "storage mysql hostmint@tcp(127.0.0.1)/db\n"), true, nil},
@@ -102,25 +103,25 @@ func TestParse(t *testing.T) {
 
 		// api and base_url
 		{"api sets derived base_url", block(minimal + "api 0.0.0.0:9090\n"), false, func(t *testing.T, cfg *config) {
-			if cfg.api != "0.0.0.0:9090" || cfg.baseURL != "http://0.0.0.0:9090" {
-				t.Errorf("api, baseURL = %q %q", cfg.api, cfg.baseURL)
+			if cfg.app.API != "0.0.0.0:9090" || cfg.app.BaseURL != "http://0.0.0.0:9090" {
+				t.Errorf("api, baseURL = %q %q", cfg.app.API, cfg.app.BaseURL)
 			}
 		}},
 		{"api ipv6", block(minimal + "api [::1]:8080\n"), false, func(t *testing.T, cfg *config) {
-			if cfg.api != "[::1]:8080" {
-				t.Errorf("api = %q", cfg.api)
+			if cfg.app.API != "[::1]:8080" {
+				t.Errorf("api = %q", cfg.app.API)
 			}
 		}},
 		{"api without port", block(minimal + "api 127.0.0.1\n"), true, nil},
 		{"api no arg", block(minimal + "api\n"), true, nil},
 		{"base_url overrides api and loses its trailing slash", block(minimal + "api 127.0.0.1:9090\nbase_url https://dns.example.org/\n"), false, func(t *testing.T, cfg *config) {
-			if cfg.baseURL != "https://dns.example.org" {
-				t.Errorf("baseURL = %q, want https://dns.example.org", cfg.baseURL)
+			if cfg.app.BaseURL != "https://dns.example.org" {
+				t.Errorf("baseURL = %q, want https://dns.example.org", cfg.app.BaseURL)
 			}
 		}},
 		{"base_url http with path", block(minimal + "base_url http://example.org:8080/hostmint\n"), false, func(t *testing.T, cfg *config) {
-			if cfg.baseURL != "http://example.org:8080/hostmint" {
-				t.Errorf("baseURL = %q", cfg.baseURL)
+			if cfg.app.BaseURL != "http://example.org:8080/hostmint" {
+				t.Errorf("baseURL = %q", cfg.app.BaseURL)
 			}
 		}},
 		{"base_url other scheme", block(minimal + "base_url ftp://example.org\n"), true, nil},
@@ -130,8 +131,8 @@ func TestParse(t *testing.T) {
 
 		// admin_token_file
 		{"admin_token_file", block(minimal + "admin_token_file /etc/hostmint/admin.token\n"), false, func(t *testing.T, cfg *config) {
-			if cfg.adminTokenFile != "/etc/hostmint/admin.token" {
-				t.Errorf("adminTokenFile = %q", cfg.adminTokenFile)
+			if cfg.app.AdminTokenFile != "/etc/hostmint/admin.token" {
+				t.Errorf("adminTokenFile = %q", cfg.app.AdminTokenFile)
 			}
 		}},
 		{"admin_token_file no arg", block(minimal + "admin_token_file\n"), true, nil},
@@ -139,8 +140,8 @@ func TestParse(t *testing.T) {
 		// domain
 		{"domain several, normalised", block(minimal + "domain example.org Example.NET. dyn.EXAMPLE.com\ndomain example.info\n"), false, func(t *testing.T, cfg *config) {
 			want := []string{"example.org", "example.net", "dyn.example.com", "example.info"}
-			if !slices.Equal(cfg.domains, want) {
-				t.Errorf("domains = %q, want %q", cfg.domains, want)
+			if !slices.Equal(cfg.app.Domains, want) {
+				t.Errorf("domains = %q, want %q", cfg.app.Domains, want)
 			}
 		}},
 		{"domain single label", block(minimal + "domain org\n"), true, nil},
@@ -151,23 +152,23 @@ func TestParse(t *testing.T) {
 
 		// nameserver
 		{"nameserver with and without address", block("nameserver NS1.Example.ORG. 192.0.2.53:5353\nnameserver ns2.example.net\n"), false, func(t *testing.T, cfg *config) {
-			want := []nameserver{{"ns1.example.org.", "192.0.2.53:5353"}, {"ns2.example.net.", ""}}
-			if !slices.Equal(cfg.nameservers, want) {
-				t.Errorf("nameservers = %+v, want %+v", cfg.nameservers, want)
+			want := []app.Nameserver{{Name: "ns1.example.org.", Addr: "192.0.2.53:5353"}, {Name: "ns2.example.net."}}
+			if !slices.Equal(cfg.app.Nameservers, want) {
+				t.Errorf("nameservers = %+v, want %+v", cfg.app.Nameservers, want)
 			}
 		}},
 		{"nameserver ip without port gets 53", block("nameserver ns1.example.org 192.0.2.53\n"), false, func(t *testing.T, cfg *config) {
-			if got := cfg.nameservers[0].addr; got != "192.0.2.53:53" {
+			if got := cfg.app.Nameservers[0].Addr; got != "192.0.2.53:53" {
 				t.Errorf("addr = %q, want 192.0.2.53:53", got)
 			}
 		}},
 		{"nameserver ipv6 without port gets 53", block("nameserver ns1.example.org 2001:db8::53\n"), false, func(t *testing.T, cfg *config) {
-			if got := cfg.nameservers[0].addr; got != "[2001:db8::53]:53" {
+			if got := cfg.app.Nameservers[0].Addr; got != "[2001:db8::53]:53" {
 				t.Errorf("addr = %q, want [2001:db8::53]:53", got)
 			}
 		}},
 		{"nameserver ipv6 with port", block("nameserver ns1.example.org [2001:db8::53]:5353\n"), false, func(t *testing.T, cfg *config) {
-			if got := cfg.nameservers[0].addr; got != "[2001:db8::53]:5353" {
+			if got := cfg.app.Nameservers[0].Addr; got != "[2001:db8::53]:5353" {
 				t.Errorf("addr = %q, want [2001:db8::53]:5353", got)
 			}
 		}},
@@ -181,8 +182,8 @@ func TestParse(t *testing.T) {
 
 		// idle_expiry and feed_poll
 		{"idle_expiry", block(minimal + "idle_expiry 24h\n"), false, func(t *testing.T, cfg *config) {
-			if cfg.idleExpiry != 24*time.Hour {
-				t.Errorf("idleExpiry = %s, want 24h", cfg.idleExpiry)
+			if cfg.app.IdleExpiry != 24*time.Hour {
+				t.Errorf("idleExpiry = %s, want 24h", cfg.app.IdleExpiry)
 			}
 		}},
 		{"idle_expiry zero", block(minimal + "idle_expiry 0s\n"), true, nil},
@@ -191,8 +192,8 @@ func TestParse(t *testing.T) {
 		{"idle_expiry no arg", block(minimal + "idle_expiry\n"), true, nil},
 		{"idle_expiry two args", block(minimal + "idle_expiry 1h 2h\n"), true, nil},
 		{"feed_poll", block(minimal + "feed_poll 250ms\n"), false, func(t *testing.T, cfg *config) {
-			if cfg.feedPoll != 250*time.Millisecond {
-				t.Errorf("feedPoll = %s, want 250ms", cfg.feedPoll)
+			if cfg.app.FeedPoll != 250*time.Millisecond {
+				t.Errorf("feedPoll = %s, want 250ms", cfg.app.FeedPoll)
 			}
 		}},
 		{"feed_poll zero", block(minimal + "feed_poll 0\n"), true, nil},
@@ -201,13 +202,13 @@ func TestParse(t *testing.T) {
 
 		// acme_update_per_minute
 		{"acme_update_per_minute", block(minimal + "acme_update_per_minute 5\n"), false, func(t *testing.T, cfg *config) {
-			if cfg.acmeUpdates != 5 {
-				t.Errorf("acmeUpdates = %d, want 5", cfg.acmeUpdates)
+			if cfg.app.ACMEUpdates != 5 {
+				t.Errorf("acmeUpdates = %d, want 5", cfg.app.ACMEUpdates)
 			}
 		}},
 		{"acme_update_per_minute default", block(minimal), false, func(t *testing.T, cfg *config) {
-			if cfg.acmeUpdates != 0 {
-				t.Errorf("acmeUpdates = %d, want 0 (hostnames.DefaultACMEUpdates)", cfg.acmeUpdates)
+			if cfg.app.ACMEUpdates != 0 {
+				t.Errorf("acmeUpdates = %d, want 0 (hostnames.DefaultACMEUpdates)", cfg.app.ACMEUpdates)
 			}
 		}},
 		{"acme_update_per_minute zero", block(minimal + "acme_update_per_minute 0\n"), true, nil},
@@ -216,18 +217,18 @@ func TestParse(t *testing.T) {
 
 		// change_retention
 		{"change_retention default", block(minimal), false, func(t *testing.T, cfg *config) {
-			if want := (storage.ChangeRetention{Age: 24 * time.Hour, Count: 100_000}); cfg.changes != want {
-				t.Errorf("changes = %+v, want %+v", cfg.changes, want)
+			if want := (storage.ChangeRetention{Age: 24 * time.Hour, Count: 100_000}); cfg.app.Changes != want {
+				t.Errorf("changes = %+v, want %+v", cfg.app.Changes, want)
 			}
 		}},
 		{"change_retention duration", block(minimal + "change_retention 72h\n"), false, func(t *testing.T, cfg *config) {
-			if want := (storage.ChangeRetention{Age: 72 * time.Hour, Count: 100_000}); cfg.changes != want {
-				t.Errorf("changes = %+v, want %+v", cfg.changes, want)
+			if want := (storage.ChangeRetention{Age: 72 * time.Hour, Count: 100_000}); cfg.app.Changes != want {
+				t.Errorf("changes = %+v, want %+v", cfg.app.Changes, want)
 			}
 		}},
 		{"change_retention both", block(minimal + "change_retention 1h 5000\n"), false, func(t *testing.T, cfg *config) {
-			if want := (storage.ChangeRetention{Age: time.Hour, Count: 5000}); cfg.changes != want {
-				t.Errorf("changes = %+v, want %+v", cfg.changes, want)
+			if want := (storage.ChangeRetention{Age: time.Hour, Count: 5000}); cfg.app.Changes != want {
+				t.Errorf("changes = %+v, want %+v", cfg.app.Changes, want)
 			}
 		}},
 		{"change_retention under a minute", block(minimal + "change_retention 30s\n"), true, nil},
@@ -260,8 +261,8 @@ func TestParse(t *testing.T) {
 			want[hostnames.PlanFree] = 10
 			want[hostnames.PlanPro] = 0
 			want["enterprise"] = 5000
-			if !maps.Equal(cfg.caps, want) {
-				t.Errorf("caps = %v, want %v", cfg.caps, want)
+			if !maps.Equal(cfg.app.Caps, want) {
+				t.Errorf("caps = %v, want %v", cfg.app.Caps, want)
 			}
 			// The block's caps are its own copy.
 			if hostnames.DefaultCaps[hostnames.PlanFree] != 25 {
@@ -275,8 +276,8 @@ func TestParse(t *testing.T) {
 
 		// blocked_labels
 		{"blocked_labels", block(minimal + "blocked_labels /etc/hostmint/blocked.txt\n"), false, func(t *testing.T, cfg *config) {
-			if cfg.blockedLabels != "/etc/hostmint/blocked.txt" {
-				t.Errorf("blockedLabels = %q", cfg.blockedLabels)
+			if cfg.app.BlockedLabels != "/etc/hostmint/blocked.txt" {
+				t.Errorf("blockedLabels = %q", cfg.app.BlockedLabels)
 			}
 		}},
 		{"blocked_labels no arg", block(minimal + "blocked_labels\n"), true, nil},
@@ -285,8 +286,8 @@ func TestParse(t *testing.T) {
 		{"trusted_proxy several, repeated, masked", block(minimal +
 			"trusted_proxy 127.0.0.1/32 10.1.2.3/8\ntrusted_proxy fd00::/8\n"), false, func(t *testing.T, cfg *config) {
 			want := []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("fd00::/8")}
-			if !slices.Equal(cfg.trustedProxies, want) {
-				t.Errorf("trustedProxies = %v, want %v", cfg.trustedProxies, want)
+			if !slices.Equal(cfg.app.TrustedProxies, want) {
+				t.Errorf("trustedProxies = %v, want %v", cfg.app.TrustedProxies, want)
 			}
 		}},
 		{"trusted_proxy no argument", block(minimal + "trusted_proxy\n"), true, nil},
@@ -296,16 +297,16 @@ func TestParse(t *testing.T) {
 		{"acme_ca letsencrypt and google with root", block(minimal +
 			"acme_ca letsencrypt https://acme-v02.api.letsencrypt.org/directory\n" +
 			"acme_ca google https://dv.acme-v02.api.pki.goog/directory /etc/hostmint/gts-root.pem\n"), false, func(t *testing.T, cfg *config) {
-			want := map[string]acmeCA{
-				"letsencrypt": {directory: "https://acme-v02.api.letsencrypt.org/directory"},
-				"google":      {directory: "https://dv.acme-v02.api.pki.goog/directory", root: "/etc/hostmint/gts-root.pem"},
+			want := map[string]app.ACMECA{
+				"letsencrypt": {Directory: "https://acme-v02.api.letsencrypt.org/directory"},
+				"google":      {Directory: "https://dv.acme-v02.api.pki.goog/directory", Root: "/etc/hostmint/gts-root.pem"},
 			}
-			if !maps.Equal(cfg.acmeCAs, want) {
-				t.Errorf("acmeCAs = %+v, want %+v", cfg.acmeCAs, want)
+			if !maps.Equal(cfg.app.ACMECAs, want) {
+				t.Errorf("acmeCAs = %+v, want %+v", cfg.app.ACMECAs, want)
 			}
 		}},
 		{"acme_ca plain http directory (a test CA)", block(minimal + "acme_ca letsencrypt http://127.0.0.1:14000/dir\n"), false, func(t *testing.T, cfg *config) {
-			if got := cfg.acmeCAs["letsencrypt"].directory; got != "http://127.0.0.1:14000/dir" {
+			if got := cfg.app.ACMECAs["letsencrypt"].Directory; got != "http://127.0.0.1:14000/dir" {
 				t.Errorf("directory = %q", got)
 			}
 		}},
@@ -315,16 +316,16 @@ func TestParse(t *testing.T) {
 		{"acme_ca no directory", block(minimal + "acme_ca letsencrypt\n"), true, nil},
 		{"acme_ca four args", block(minimal + "acme_ca google https://dv.acme-v02.api.pki.goog/directory root.pem extra\n"), true, nil},
 		{"acme_email", block(minimal + "acme_email hostmaster@example.org\n"), false, func(t *testing.T, cfg *config) {
-			if cfg.acmeEmail != "hostmaster@example.org" {
-				t.Errorf("acmeEmail = %q", cfg.acmeEmail)
+			if cfg.app.ACMEEmail != "hostmaster@example.org" {
+				t.Errorf("acmeEmail = %q", cfg.app.ACMEEmail)
 			}
 		}},
 		{"acme_email no arg", block(minimal + "acme_email\n"), true, nil},
 
 		// cert_encryption_key_file
 		{"cert_encryption_key_file", block(minimal + "cert_encryption_key_file /etc/hostmint/cert.key\n"), false, func(t *testing.T, cfg *config) {
-			if cfg.certKeyFile != "/etc/hostmint/cert.key" {
-				t.Errorf("certKeyFile = %q", cfg.certKeyFile)
+			if cfg.app.CertKeyFile != "/etc/hostmint/cert.key" {
+				t.Errorf("certKeyFile = %q", cfg.app.CertKeyFile)
 			}
 		}},
 		{"cert_encryption_key_file two args", block(minimal + "cert_encryption_key_file a b\n"), true, nil},
@@ -332,16 +333,16 @@ func TestParse(t *testing.T) {
 		// resolver
 		{"resolver adds port 53", block(minimal + "resolver 192.0.2.1 192.0.2.2:5353 2001:db8::1\nresolver [2001:db8::2]:53\n"), false, func(t *testing.T, cfg *config) {
 			want := []string{"192.0.2.1:53", "192.0.2.2:5353", "[2001:db8::1]:53", "[2001:db8::2]:53"}
-			if !slices.Equal(cfg.resolvers, want) {
-				t.Errorf("resolvers = %q, want %q", cfg.resolvers, want)
+			if !slices.Equal(cfg.app.Resolvers, want) {
+				t.Errorf("resolvers = %q, want %q", cfg.app.Resolvers, want)
 			}
 		}},
 		{"resolver no arg", block(minimal + "resolver\n"), true, nil},
 
 		// ct_log
 		{"ct_log", block(minimal + "ct_log https://ct.example.net/2026/\n"), false, func(t *testing.T, cfg *config) {
-			if cfg.ctLog != "https://ct.example.net/2026/" {
-				t.Errorf("ctLog = %q", cfg.ctLog)
+			if cfg.app.CTLog != "https://ct.example.net/2026/" {
+				t.Errorf("ctLog = %q", cfg.app.CTLog)
 			}
 		}},
 		{"ct_log no arg", block(minimal + "ct_log\n"), true, nil},

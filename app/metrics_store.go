@@ -1,4 +1,4 @@
-package hostname
+package app
 
 import (
 	"context"
@@ -10,16 +10,16 @@ import (
 
 // The metrics read from a store: how current this node's feed is, and the
 // certificates. A process may serve several stores (hostname blocks on
-// different databases): each backend keeps its own figures, and a gauge
+// different databases): each node keeps its own figures, and a gauge
 // shows the least current of them, so that one store falling behind or
 // going down is not hidden by another.
 
 // leastOf is f's smallest value over the open stores, 0 with none.
-func leastOf(f func(*backend) int64) int64 {
+func leastOf(f func(*node) int64) int64 {
 	sharedMu.Lock()
 	defer sharedMu.Unlock()
 	first, n := true, int64(0)
-	for _, b := range backends {
+	for _, b := range nodes {
 		if v := f(b); first || v < n {
 			first, n = false, v
 		}
@@ -66,7 +66,7 @@ func (m *feedMetrics) seen(at int64) {
 const certStatsTick = time.Minute
 
 // watchCertificates keeps b's certificate figures current until ctx ends.
-func (b *backend) watchCertificates(ctx context.Context) {
+func (b *node) watchCertificates(ctx context.Context) {
 	t := time.NewTicker(certStatsTick)
 	defer t.Stop()
 	for {
@@ -90,7 +90,7 @@ func publishCertificates() {
 	sharedMu.Lock()
 	defer sharedMu.Unlock()
 	counts, soonest, expiring := map[string]int{}, int64(0), 0
-	for _, b := range backends {
+	for _, b := range nodes {
 		st := b.certs.Load()
 		if st == nil {
 			continue

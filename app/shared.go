@@ -1,4 +1,4 @@
-package hostname
+package app
 
 import (
 	"context"
@@ -17,10 +17,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hostmint/hostmint/seal"
-
 	"github.com/hostmint/hostmint/accounts"
 	"github.com/hostmint/hostmint/adminapi"
+	"github.com/hostmint/hostmint/domains"
+	"github.com/hostmint/hostmint/seal"
 	"github.com/hostmint/hostmint/storage"
 )
 
@@ -30,17 +30,17 @@ import (
 // Each is reference-counted and closed by the last release.
 var (
 	sharedMu sync.Mutex
-	backends = map[string]*backend{}
-	apis     = map[string]*apiServer{}
+	nodes     = map[string]*node{}
+	listeners = map[string]*listener{}
 )
 
-// backend is one open store with the feed that keeps its index current.
-type backend struct {
+// node is one open store with the feed that keeps its index current.
+type node struct {
 	key     string
 	refs    int
 	store   *storage.Store
 	feed    *storage.Feed
-	index   *Index
+	index   Index
 	auth    *accounts.Authenticator
 	metrics *feedMetrics
 	certs   atomic.Pointer[storage.CertificateStats]
@@ -69,14 +69,14 @@ func (f fanout) Apply(ctx context.Context, q storage.Queries, cs []storage.Chang
 	return nil
 }
 
-// acquireBackend opens (or shares) the store of d/dsn and starts its feed;
-// key opens the zones' DNSSEC keys and is set before the first load, so a
-// signed zone is never loaded unsigned.
-func acquireBackend(ctx context.Context, d storage.Dialect, dsn string, poll time.Duration, key seal.Key) (*backend, error) {
+// acquireNode opens (or shares) the store of d/dsn and starts its feed;
+// key opens the zones' DNSSEC keys and is the index's from the start, so
+// a signed zone is never loaded unsigned.
+func acquireNode(ctx context.Context, d storage.Dialect, dsn string, poll time.Duration, key seal.Key, newIndex NewIndex) (*node, error) {
 	sharedMu.Lock()
 	defer sharedMu.Unlock()
 	id := string(d) + " " + dsn
-	if b, ok := backends[id]; ok {
+	if b, ok := nodes[id]; ok {
 		b.refs++
 		return b, nil
 	}
@@ -84,9 +84,9 @@ func acquireBackend(ctx context.Context, d storage.Dialect, dsn string, poll tim
 	if err != nil {
 		return nil, err
 	}
-	b := &backend{key: id, refs: 1, store: store, index: NewIndex(), auth: accounts.NewAuthenticator(store),
+	signers := func(d *storage.Domain) (*domains.Signer, error) { return domains.OpenSigner(d, key) }
+	b := &node{key: id, refs: 1, store: store, index: newIndex(signers), auth: accounts.NewAuthenticator(store),
 		metrics: &feedMetrics{}, done: make(chan struct{})}
-	b.index.SetKey(key)
 	b.feed = storage.NewFeed(store, fanout{b.index, b.auth, b.metrics}, poll, slog.Default().With("plugin", "hostname"))
 	b.feed.Reloaded = feedReloads.Inc
 	fctx, cancel := context.WithCancel(context.Background())
@@ -98,17 +98,17 @@ func acquireBackend(ctx context.Context, d storage.Dialect, dsn string, poll tim
 		defer close(b.done)
 		wg.Wait()
 	}()
-	backends[id] = b
+	nodes[id] = b
 	return b, nil
 }
 
-func (b *backend) release() error {
+func (b *node) release() error {
 	sharedMu.Lock()
 	if b.refs--; b.refs > 0 {
 		sharedMu.Unlock()
 		return nil
 	}
-	delete(backends, b.key)
+	delete(nodes, b.key)
 	sharedMu.Unlock()
 	// Waited for without the lock: the goroutines take it to publish.
 	b.cancel()
@@ -116,18 +116,33 @@ func (b *backend) release() error {
 	return b.store.Close()
 }
 
-func currentIndexSize() int64 {
+// IndexSize is the number of hostnames in the indexes of every open store.
+func IndexSize() int64 {
 	sharedMu.Lock()
 	defer sharedMu.Unlock()
 	var n int64
-	for _, b := range backends {
+	for _, b := range nodes {
 		n += b.index.Len()
 	}
 	return n
 }
 
-// apiServer is one HTTP listener; the newest instance's handler serves it.
-type apiServer struct {
+// health is the API's health check: the index is loaded and the store
+// answers.
+func (b *node) health(ctx context.Context) error {
+	if !b.feed.Loaded() {
+		return fmt.Errorf("the DNS index is not loaded yet")
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := b.store.Ping(ctx); err != nil {
+		return fmt.Errorf("the database does not answer")
+	}
+	return nil
+}
+
+// listener is one HTTP listener; the newest instance's handler serves it.
+type listener struct {
 	addr    string
 	refs    int
 	srv     *http.Server
@@ -135,14 +150,14 @@ type apiServer struct {
 	done    chan struct{}
 }
 
-func (a *apiServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (a *listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	(*a.handler.Load()).ServeHTTP(w, r)
 }
 
-func acquireAPI(addr string, h http.Handler) (*apiServer, error) {
+func acquireListener(addr string, h http.Handler) (*listener, error) {
 	sharedMu.Lock()
 	defer sharedMu.Unlock()
-	if a, ok := apis[addr]; ok {
+	if a, ok := listeners[addr]; ok {
 		a.refs++
 		a.handler.Store(&h)
 		return a, nil
@@ -151,7 +166,7 @@ func acquireAPI(addr string, h http.Handler) (*apiServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("api %s: %w", addr, err)
 	}
-	a := &apiServer{addr: addr, refs: 1, done: make(chan struct{})}
+	a := &listener{addr: addr, refs: 1, done: make(chan struct{})}
 	a.handler.Store(&h)
 	a.srv = &http.Server{
 		Handler:           a,
@@ -169,17 +184,17 @@ func acquireAPI(addr string, h http.Handler) (*apiServer, error) {
 			slog.Error("hostname: api server stopped", "addr", addr, "err", err)
 		}
 	}()
-	apis[addr] = a
+	listeners[addr] = a
 	return a, nil
 }
 
-func (a *apiServer) release() error {
+func (a *listener) release() error {
 	sharedMu.Lock()
 	defer sharedMu.Unlock()
 	if a.refs--; a.refs > 0 {
 		return nil
 	}
-	delete(apis, a.addr)
+	delete(listeners, a.addr)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := a.srv.Shutdown(ctx); err != nil {
@@ -224,4 +239,16 @@ func adminToken(path string) (string, error) {
 		return "", fmt.Errorf("admin_token_file: %w", err)
 	}
 	return tok, f.Close()
+}
+
+// certKey reads the encryption key file, if configured.
+func certKey(path string) (seal.Key, error) {
+	if path == "" {
+		return nil, nil
+	}
+	k, err := seal.LoadKey(path)
+	if err != nil {
+		return nil, fmt.Errorf("cert_encryption_key_file: %w", err)
+	}
+	return k, nil
 }

@@ -1,4 +1,4 @@
-package hostname
+package app
 
 import (
 	"context"

@@ -1,0 +1,176 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	clog "github.com/coredns/coredns/plugin/pkg/log"
+	"github.com/hostmint/hostmint/accounts"
+	"github.com/hostmint/hostmint/adminapi"
+	"github.com/hostmint/hostmint/audit"
+	"github.com/hostmint/hostmint/certs"
+	"github.com/hostmint/hostmint/dashboard"
+	"github.com/hostmint/hostmint/diagnose"
+	"github.com/hostmint/hostmint/domains"
+	"github.com/hostmint/hostmint/hostnames"
+	"github.com/hostmint/hostmint/labels"
+	"github.com/hostmint/hostmint/nsprobe"
+	"github.com/hostmint/hostmint/storage"
+	"github.com/hostmint/hostmint/targets"
+)
+
+// The log lines keep the plugin's prefix: an operator reads one service.
+var log = clog.NewWithPlugin("hostname")
+
+// Index is the DNS side's copy of one store's zones, which the store's
+// feed keeps current. NewIndex makes it when the store is opened, and it
+// is shared like the store; signers opens a signed domain's key.
+type Index interface {
+	storage.Consumer
+	Len() int64
+}
+
+// NewIndex makes the Index of a store being opened.
+type NewIndex func(signers func(*storage.Domain) (*domains.Signer, error)) Index
+
+// How often the [P2] watcher and the certificate manager look for work,
+// entries past AuditRetention are deleted, and the change feed compacted
+// (often enough that a run deletes minutes of writes, never hours).
+const (
+	watchTick      = 100 * time.Millisecond
+	certTick       = time.Second
+	auditPurgeTick = time.Hour
+	compactTick    = 10 * time.Minute
+)
+
+// App is one running configuration: what Start acquired, until Stop.
+type App struct {
+	node *node
+	api  *listener
+	stop func() // the background work: audit purge, feed compaction; [P2] the watcher and certificates
+}
+
+// Index is the store's index, made by the NewIndex of the first Start on
+// that store.
+func (a *App) Index() Index { return a.node.index }
+
+// Start opens (or shares) the store and the API listener of cfg, builds
+// the services and starts the background work.
+func Start(cfg Config, newIndex NewIndex) (*App, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = "http://" + cfg.API
+	}
+	policy, err := labels.Load(cfg.BlockedLabels)
+	if err != nil {
+		return nil, fmt.Errorf("blocked_labels: %w", err)
+	}
+	token, err := adminToken(cfg.AdminTokenFile)
+	if err != nil {
+		return nil, err
+	}
+	key, err := certKey(cfg.CertKeyFile)
+	if err != nil {
+		return nil, err
+	}
+	n, err := acquireNode(ctx, cfg.Dialect, cfg.DSN, cfg.FeedPoll, key, newIndex)
+	if err != nil {
+		return nil, err
+	}
+	doms := domains.New(n.store, key)
+	if err := doms.Ensure(ctx, cfg.Domains); err != nil {
+		n.release()
+		return nil, fmt.Errorf("creating the Corefile's domains: %w", err)
+	}
+	reserved, nsNames := map[string]bool{}, map[string]bool{}
+	for _, ns := range cfg.Nameservers {
+		reserved[strings.SplitN(ns.Name, ".", 2)[0]] = true
+		nsNames[strings.TrimSuffix(ns.Name, ".")] = true
+	}
+	logger := slog.Default().With("plugin", "hostname")
+	mgr := certs.New(n.store, certs.Config{CAs: cfg.cas(), Email: cfg.ACMEEmail, Key: key, Nameservers: cfg.probed(),
+		RenewAt: cfg.CertRenewAt, Observe: observeOrder}, logger)
+	hs := hostnames.New(n.store, hostnames.Config{
+		Profile: cfg.Profile, IdleExpiry: cfg.IdleExpiry, Caps: cfg.Caps, Labels: policy, Reserved: reserved, Nameservers: nsNames,
+		SealKey: key, Certs: mgr, Resolver: &targets.Resolver{Servers: cfg.Resolvers}, RecordWrites: cfg.RecordWrites,
+		Diagnose:  diagnose.Config{Nameservers: cfg.diagnosed(), Resolvers: cfg.Resolvers, CTLog: cfg.CTLog, Budget: cfg.DiagnoseBudget},
+		Diagnoses: cfg.Diagnoses, ACMEUpdates: cfg.ACMEUpdates,
+	}, logger)
+	accts := accounts.New(n.store, cfg.Profile, n.auth)
+	audits := audit.New(n.store, logger)
+	audits.Failed, audits.Dropped = auditFailures.Inc, auditDropped.Inc
+	srv := adminapi.New(adminapi.Config{
+		Profile: cfg.Profile, BaseURL: cfg.BaseURL, AdminToken: token, TrustedProxies: cfg.TrustedProxies,
+		Health: n.health, Audit: audits, Observe: observeAPI,
+	}, hs, accts, n.auth, doms, logger)
+	// The dashboard shares the listener and calls the same rules as the API.
+	dash := dashboard.New(dashboard.Config{Profile: cfg.Profile, BaseURL: cfg.BaseURL, AdminToken: token,
+		Audit: audits, Address: srv.ClientAddr}, accts, hs, doms, logger)
+	api, err := acquireListener(cfg.API, dashboard.Mount(srv, dash))
+	if err != nil {
+		n.release()
+		return nil, err
+	}
+	wctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { audits.Keep(wctx, cfg.AuditRetention, auditPurgeTick) })
+	wg.Go(func() { compactChanges(wctx, n.store, cfg.Changes, compactTick) })
+	if cfg.Profile == 2 {
+		wg.Go(func() { hs.Watch(wctx, &nsprobe.Prober{Servers: cfg.probed(), Result: observeProbe}, watchTick) })
+		if mgr.Configured() {
+			wg.Go(func() { mgr.Run(wctx, certTick) })
+		}
+	}
+	log.Infof("serving %d domain(s) from %s storage, API on %s (profile %d)", len(cfg.Domains), cfg.Dialect, cfg.API, cfg.Profile)
+	return &App{node: n, api: api, stop: func() { stop(); wg.Wait() }}, nil
+}
+
+// Stop ends the background work and releases what Start acquired.
+func (a *App) Stop() error {
+	a.stop()
+	errAPI := a.api.release()
+	errStore := a.node.release()
+	if errAPI != nil {
+		return errAPI
+	}
+	return errStore
+}
+
+// cas are the configured ACME CAs, the first public CA first.
+func (cfg *Config) cas() []certs.CA {
+	var out []certs.CA
+	for _, name := range []string{"letsencrypt", "google"} {
+		if ca, ok := cfg.ACMECAs[name]; ok {
+			out = append(out, certs.CA{Name: name, Directory: ca.Directory, Root: ca.Root, EABKid: ca.EABKid, EABHMAC: ca.EABHMAC})
+		}
+	}
+	return out
+}
+
+// diagnosed are the nameservers a diagnose report asks (those with an address).
+func (cfg *Config) diagnosed() []diagnose.Nameserver {
+	var out []diagnose.Nameserver
+	for _, ns := range cfg.Nameservers {
+		if ns.Addr != "" {
+			out = append(out, diagnose.Nameserver{Name: strings.TrimSuffix(ns.Name, "."), Addr: ns.Addr})
+		}
+	}
+	return out
+}
+
+// probed are the nameserver addresses a pending hostname must be observed
+// on (nameservers given without an address cannot be asked).
+func (cfg *Config) probed() []string {
+	var out []string
+	for _, ns := range cfg.Nameservers {
+		if ns.Addr != "" {
+			out = append(out, ns.Addr)
+		}
+	}
+	return out
+}

@@ -1,0 +1,78 @@
+// Package app is Hostmint's composition root: from a Config it opens the
+// store (one per database, shared by every hostname block and by the old
+// and new instances of a CoreDNS reload), builds the services, serves the
+// HTTP API and the dashboard, and runs the background work. The CoreDNS
+// plugin parses the Corefile into a Config, calls Start, and answers DNS
+// from the Index the store's feed keeps current; nothing else in the
+// project builds services.
+package app
+
+import (
+	"maps"
+	"net/netip"
+	"time"
+
+	"github.com/hostmint/hostmint/audit"
+	"github.com/hostmint/hostmint/hostnames"
+	"github.com/hostmint/hostmint/storage"
+)
+
+// Config is the application's configuration: the hostname block's options
+// (the plugin README documents each).
+type Config struct {
+	Profile        int
+	Dialect        storage.Dialect
+	DSN            string
+	API            string // HOST:PORT the HTTP API listens on
+	BaseURL        string // "" : http://API
+	AdminTokenFile string
+	Domains        []string     // lowercase, no trailing dot
+	Nameservers    []Nameserver // at least one
+	IdleExpiry     time.Duration
+	Caps           map[string]int // active hostnames by plan
+	BlockedLabels  string         // a file of labels refused at mint, "" for none
+	FeedPoll       time.Duration
+	RecordWrites   int     // [P2] record writes a minute per team (0: the default)
+	ACMEUpdates    int     // acme-dns updates a minute per credential (0: the default)
+	CertRenewAt    float64 // [P2] fraction of a managed certificate's life after which it is renewed (0: the default)
+	DiagnoseBudget time.Duration
+	Diagnoses      int // [P2] diagnose reports a minute per team (0: the default)
+	TrustedProxies []netip.Prefix
+	AuditRetention time.Duration
+	Changes        storage.ChangeRetention
+	ACMECAs        map[string]ACMECA // by name: letsencrypt, google
+	ACMEEmail      string
+	CertKeyFile    string
+	Resolvers      []string // HOST:PORT
+	CTLog          string
+}
+
+// Nameserver is one of the service's nameservers.
+type Nameserver struct {
+	Name string // FQDN, lowercase
+	Addr string // HOST:PORT where it answers; "" if not given
+}
+
+// ACMECA is a configured ACME CA.
+type ACMECA struct {
+	Directory       string
+	Root            string // a PEM file of roots to trust for it, "" for the system's
+	EABKid, EABHMAC string // external account binding, for CAs that need it
+}
+
+// Defaults is the configuration of an empty hostname block.
+func Defaults() Config {
+	return Config{
+		Profile:        1,
+		Dialect:        storage.SQLite,
+		DSN:            "./data/hostmint.db",
+		API:            "127.0.0.1:8080",
+		AdminTokenFile: "./data/admin.token",
+		IdleExpiry:     7 * 24 * time.Hour,
+		Caps:           maps.Clone(hostnames.DefaultCaps),
+		FeedPoll:       time.Second,
+		AuditRetention: audit.DefaultRetention,
+		Changes:        storage.DefaultChangeRetention,
+		ACMECAs:        map[string]ACMECA{},
+	}
+}

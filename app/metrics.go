@@ -1,0 +1,116 @@
+package app
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/coredns/coredns/plugin"
+	"github.com/hostmint/hostmint/adminapi"
+	"github.com/hostmint/hostmint/problem"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+)
+
+// The application's metrics, named like the plugin's (coredns_hostname_*):
+// an operator reads one service. Every metric is documented in README.md
+// (Metrics); deploy/grafana charts them.
+
+func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	return promauto.NewCounterVec(prometheus.CounterOpts{Namespace: plugin.Namespace, Subsystem: "hostname", Name: name, Help: help}, labels)
+}
+
+func gaugeFunc(name, help string, f func() float64) prometheus.GaugeFunc {
+	return promauto.NewGaugeFunc(prometheus.GaugeOpts{Namespace: plugin.Namespace, Subsystem: "hostname", Name: name, Help: help}, f)
+}
+
+var (
+	_ = gaugeFunc("feed_last_change_id", "The id of the newest change this node has applied.",
+		func() float64 { return float64(leastOf(func(b *node) int64 { return b.feed.Applied() })) })
+	_ = gaugeFunc("feed_last_change_timestamp_seconds", "When the newest change this node has applied was written (Unix seconds).",
+		func() float64 {
+			return float64(leastOf(func(b *node) int64 { return b.metrics.lastAt.Load() })) / 1000
+		})
+	_ = gaugeFunc("feed_last_change_age_seconds", "Seconds since the newest change this node has applied was written.",
+		func() float64 {
+			if at := leastOf(func(b *node) int64 { return b.metrics.lastAt.Load() }); at > 0 {
+				return time.Since(time.UnixMilli(at)).Seconds()
+			}
+			return 0
+		})
+	feedLag = promauto.NewHistogram(prometheus.HistogramOpts{Namespace: plugin.Namespace, Subsystem: "hostname",
+		Name: "feed_lag_seconds", Help: "From a change's commit (on any node) to this node serving it.",
+		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}})
+	_ = gaugeFunc("store_up", "1 while this node's change feed reads the store, 0 when its last read failed.",
+		func() float64 {
+			return float64(leastOf(func(b *node) int64 {
+				if b.feed.Err() == nil && b.feed.Loaded() {
+					return 1
+				}
+				return 0
+			}))
+		})
+
+	feedReloads = promauto.NewCounter(prometheus.CounterOpts{Namespace: plugin.Namespace, Subsystem: "hostname",
+		Name: "feed_reloads_total", Help: "Full snapshots loaded again because this node fell behind the compacted change feed."})
+
+	apiRequests = counterVec("api_requests_total", "HTTP API requests, by route and status.", "route", "status")
+	apiDuration = promauto.NewHistogramVec(prometheus.HistogramOpts{Namespace: plugin.Namespace, Subsystem: "hostname",
+		Name: "api_request_duration_seconds", Help: "HTTP API request latency, by route.",
+		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}}, []string{"route"})
+	authFailures = counterVec("api_auth_failures_total",
+		"Requests refused for missing or wrong credentials (401), by the credential the route takes: key, admin, acme-dns, basic.", "credential")
+	rateLimited = counterVec("api_rate_limited_total", "Requests refused by a team's rate limit or cap (RATE_LIMITED), by route.", "route")
+
+	certsByStatus = promauto.NewGaugeVec(prometheus.GaugeOpts{Namespace: plugin.Namespace, Subsystem: "hostname",
+		Name: "certificates", Help: "Certificates in the store, by status."}, []string{"status"})
+	certSoonest = promauto.NewGauge(prometheus.GaugeOpts{Namespace: plugin.Namespace, Subsystem: "hostname",
+		Name: "certificate_expiry_soonest_timestamp_seconds", Help: "When the issued certificate that expires first expires (Unix seconds); 0 if none."})
+	certExpiring = promauto.NewGauge(prometheus.GaugeOpts{Namespace: plugin.Namespace, Subsystem: "hostname",
+		Name: "certificates_expiring", Help: "Issued certificates that expire within 7 days."})
+	certOrders = counterVec("certificate_orders_total",
+		"Certificate orders this node completed, by result (issued, failed) and kind (first, renewal).", "result", "kind")
+
+	nsProbes = counterVec("nameserver_probes_total",
+		"[P2] Probes of the service's nameservers for pending hostnames, by nameserver and result (served, not_served).", "nameserver", "result")
+
+	auditFailures = promauto.NewCounter(prometheus.CounterOpts{Namespace: plugin.Namespace, Subsystem: "hostname",
+		Name: "audit_write_failures_total", Help: "Refused attempts that could not be recorded in the audit log."})
+	auditDropped = promauto.NewCounter(prometheus.CounterOpts{Namespace: plugin.Namespace, Subsystem: "hostname",
+		Name: "audit_refusals_dropped_total", Help: "Refused attempts not recorded in the audit log: past 60 a minute by one caller on this node."})
+)
+
+// observeAPI turns an API request's outcome into metrics.
+func observeAPI(o adminapi.Outcome) {
+	route := o.Route
+	if route == "" {
+		route = "other"
+	}
+	apiRequests.WithLabelValues(route, strconv.Itoa(o.Status)).Inc()
+	apiDuration.WithLabelValues(route).Observe(o.Duration.Seconds())
+	if o.Status == http.StatusUnauthorized {
+		authFailures.WithLabelValues(o.Auth).Inc()
+	}
+	if o.Code == problem.CodeRateLimited {
+		rateLimited.WithLabelValues(route).Inc()
+	}
+}
+
+func observeProbe(server string, served bool) {
+	result := "served"
+	if !served {
+		result = "not_served"
+	}
+	nsProbes.WithLabelValues(server, result).Inc()
+}
+
+func observeOrder(issued, renewal bool) {
+	result, kind := "issued", "first"
+	if !issued {
+		result = "failed"
+	}
+	if renewal {
+		kind = "renewal"
+	}
+	certOrders.WithLabelValues(result, kind).Inc()
+}

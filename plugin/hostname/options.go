@@ -1,0 +1,279 @@
+package hostname
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/coredns/caddy"
+	"github.com/hostmint/hostmint/app"
+	"github.com/hostmint/hostmint/domains"
+	"github.com/hostmint/hostmint/storage"
+	"github.com/miekg/dns"
+)
+
+// option is one line of the hostname block: its name, the syntax of its
+// arguments as the README's Syntax block shows it (a test holds the two
+// together), how many arguments it takes (max -1: any number) and how it
+// sets them on the configuration.
+type option struct {
+	name     string
+	syntax   string
+	min, max int
+	set      func(cfg *config, args []string) error
+}
+
+// options are the hostname block's options, in the README's order.
+var options = []option{
+	{"profile", "1|2", 1, 1, func(cfg *config, a []string) error {
+		if a[0] != "1" && a[0] != "2" {
+			return fmt.Errorf("must be 1 or 2, got %q", a[0])
+		}
+		cfg.app.Profile, _ = strconv.Atoi(a[0])
+		return nil
+	}},
+	{"storage", "sqlite PATH | storage postgres DSN", 2, 2, func(cfg *config, a []string) error {
+		switch d := storage.Dialect(a[0]); d {
+		case storage.SQLite, storage.Postgres:
+			cfg.app.Dialect, cfg.app.DSN = d, a[1]
+			return nil
+		}
+		return fmt.Errorf("must be sqlite PATH or postgres DSN, got %q", a[0])
+	}},
+	{"api", "ADDRESS", 1, 1, func(cfg *config, a []string) error {
+		if _, _, err := net.SplitHostPort(a[0]); err != nil {
+			return fmt.Errorf("%q is not HOST:PORT", a[0])
+		}
+		cfg.app.API = a[0]
+		return nil
+	}},
+	{"base_url", "URL", 1, 1, func(cfg *config, a []string) error {
+		if err := httpURL(a[0]); err != nil {
+			return err
+		}
+		cfg.app.BaseURL = strings.TrimSuffix(a[0], "/")
+		return nil
+	}},
+	{"admin_token_file", "PATH", 1, 1, text(func(c *config) *string { return &c.app.AdminTokenFile })},
+	{"domain", "DOMAIN...", 1, -1, func(cfg *config, a []string) error {
+		for _, s := range a {
+			d := domains.Normalize(s)
+			if d == "" {
+				return fmt.Errorf("%q is not a domain name", s)
+			}
+			cfg.app.Domains = append(cfg.app.Domains, d)
+		}
+		return nil
+	}},
+	{"nameserver", "NAME [ADDRESS]", 1, 2, func(cfg *config, a []string) error {
+		name := domains.Normalize(a[0])
+		if name == "" {
+			return fmt.Errorf("%q is not a host name", a[0])
+		}
+		ns := app.Nameserver{Name: dns.Fqdn(name)}
+		if len(a) == 2 {
+			addr, err := hostPort(a[1])
+			if err != nil {
+				return fmt.Errorf("%s: %w", a[0], err)
+			}
+			ns.Addr = addr
+		}
+		cfg.app.Nameservers = append(cfg.app.Nameservers, ns)
+		return nil
+	}},
+	{"idle_expiry", "DURATION", 1, 1, duration(func(c *config) *time.Duration { return &c.app.IdleExpiry }, 0)},
+	{"address_ttl", "SECONDS", 1, 1, func(cfg *config, a []string) error {
+		n, err := strconv.ParseUint(a[0], 10, 32)
+		if err != nil || n == 0 || n > 86400 {
+			return fmt.Errorf("%q is not 1..86400 seconds", a[0])
+		}
+		cfg.addressTTL = uint32(n)
+		return nil
+	}},
+	{"plan_cap", "PLAN COUNT", 2, 2, func(cfg *config, a []string) error {
+		n, err := strconv.Atoi(a[1])
+		if err != nil || n < 0 {
+			return fmt.Errorf("%s: %q is not a count", a[0], a[1])
+		}
+		cfg.app.Caps[a[0]] = n
+		return nil
+	}},
+	{"blocked_labels", "PATH", 1, 1, text(func(c *config) *string { return &c.app.BlockedLabels })},
+	{"feed_poll", "DURATION", 1, 1, duration(func(c *config) *time.Duration { return &c.app.FeedPoll }, 0)},
+	{"acme_ca", "letsencrypt|google DIRECTORY_URL [ROOT_PEM_FILE]", 2, 3, func(cfg *config, a []string) error {
+		if a[0] != "letsencrypt" && a[0] != "google" {
+			return fmt.Errorf("name must be letsencrypt or google, got %q", a[0])
+		}
+		if err := httpURL(a[1]); err != nil {
+			return fmt.Errorf("%s: %w", a[0], err)
+		}
+		ca := app.ACMECA{Directory: a[1]}
+		if len(a) == 3 {
+			ca.Root = a[2]
+		}
+		cfg.app.ACMECAs[a[0]] = ca
+		return nil
+	}},
+	{"acme_eab", "letsencrypt|google KID HMAC", 3, 3, func(cfg *config, a []string) error {
+		ca, ok := cfg.app.ACMECAs[a[0]]
+		if !ok {
+			return fmt.Errorf("%s: no acme_ca %s before it", a[0], a[0])
+		}
+		ca.EABKid, ca.EABHMAC = a[1], a[2]
+		cfg.app.ACMECAs[a[0]] = ca
+		return nil
+	}},
+	{"acme_email", "EMAIL", 1, 1, text(func(c *config) *string { return &c.app.ACMEEmail })},
+	{"cert_renew_at", "FRACTION", 1, 1, func(cfg *config, a []string) error {
+		f, err := strconv.ParseFloat(a[0], 64)
+		if err != nil || f <= 0 || f >= 1 {
+			return fmt.Errorf("%q is not a fraction between 0 and 1", a[0])
+		}
+		cfg.app.CertRenewAt = f
+		return nil
+	}},
+	{"record_write_per_minute", "COUNT", 1, 1, count(func(c *config) *int { return &c.app.RecordWrites })},
+	// Below the API's 10 s bound on a request.
+	{"diagnose_budget", "DURATION", 1, 1, duration(func(c *config) *time.Duration { return &c.app.DiagnoseBudget }, 8*time.Second)},
+	{"diagnose_per_minute", "COUNT", 1, 1, count(func(c *config) *int { return &c.app.Diagnoses })},
+	{"cert_encryption_key_file", "PATH", 1, 1, text(func(c *config) *string { return &c.app.CertKeyFile })},
+	{"resolver", "ADDRESS...", 1, -1, func(cfg *config, a []string) error {
+		for _, s := range a {
+			addr, err := hostPort(s)
+			if err != nil {
+				return err
+			}
+			cfg.app.Resolvers = append(cfg.app.Resolvers, addr)
+		}
+		return nil
+	}},
+	{"ct_log", "URL", 1, 1, func(cfg *config, a []string) error {
+		if err := httpURL(a[0]); err != nil {
+			return err
+		}
+		cfg.app.CTLog = a[0]
+		return nil
+	}},
+	// Repeatable, so a long list may be split over lines.
+	{"trusted_proxy", "CIDR...", 1, -1, func(cfg *config, a []string) error {
+		for _, s := range a {
+			p, err := netip.ParsePrefix(s)
+			if err != nil {
+				return fmt.Errorf("%q is not a CIDR (such as 10.0.0.0/8 or 127.0.0.1/32)", s)
+			}
+			cfg.app.TrustedProxies = append(cfg.app.TrustedProxies, p.Masked())
+		}
+		return nil
+	}},
+	{"audit_retention", "DURATION", 1, 1, func(cfg *config, a []string) error {
+		d, err := time.ParseDuration(a[0])
+		if err != nil || d <= 0 {
+			return fmt.Errorf("%q is not a positive duration", a[0])
+		}
+		if d < time.Hour {
+			return fmt.Errorf("%s is less than an hour", d)
+		}
+		cfg.app.AuditRetention = d
+		return nil
+	}},
+	// A change feed kept for less than a minute would drop changes a
+	// node's next poll still asks for; fewer than 1 000 ids, those of a
+	// burst of writes.
+	{"change_retention", "DURATION [COUNT]", 1, 2, func(cfg *config, a []string) error {
+		d, err := time.ParseDuration(a[0])
+		if err != nil || d < time.Minute {
+			return fmt.Errorf("%q is not a duration of at least 1m", a[0])
+		}
+		cfg.app.Changes.Age = d
+		if len(a) == 2 {
+			n, err := strconv.ParseInt(a[1], 10, 64)
+			if err != nil || n < 1000 {
+				return fmt.Errorf("%q is not a count of at least 1000", a[1])
+			}
+			cfg.app.Changes.Count = n
+		}
+		return nil
+	}},
+	{"acme_update_per_minute", "COUNT", 1, 1, count(func(c *config) *int { return &c.app.ACMEUpdates })},
+}
+
+// text sets an option's one argument as it is.
+func text(field func(*config) *string) func(*config, []string) error {
+	return func(cfg *config, a []string) error {
+		*field(cfg) = a[0]
+		return nil
+	}
+}
+
+// count sets a positive count.
+func count(field func(*config) *int) func(*config, []string) error {
+	return func(cfg *config, a []string) error {
+		n, err := strconv.Atoi(a[0])
+		if err != nil || n < 1 {
+			return fmt.Errorf("%q is not a positive count", a[0])
+		}
+		*field(cfg) = n
+		return nil
+	}
+}
+
+// duration sets a positive duration, at most upTo unless that is 0.
+func duration(field func(*config) *time.Duration, upTo time.Duration) func(*config, []string) error {
+	return func(cfg *config, a []string) error {
+		d, err := time.ParseDuration(a[0])
+		if err != nil || d <= 0 || upTo > 0 && d > upTo {
+			if upTo > 0 {
+				return fmt.Errorf("%q is not a duration up to %s", a[0], upTo)
+			}
+			return fmt.Errorf("%q is not a positive duration", a[0])
+		}
+		*field(cfg) = d
+		return nil
+	}
+}
+
+// parseOption reads the option under c's cursor into cfg.
+func parseOption(c *caddy.Controller, cfg *config) error {
+	name, args := c.Val(), c.RemainingArgs()
+	for _, o := range options {
+		if o.name != name {
+			continue
+		}
+		if len(args) < o.min || o.max >= 0 && len(args) > o.max {
+			return c.ArgErr()
+		}
+		if err := o.set(cfg, args); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		return nil
+	}
+	return c.Errf("unknown property %q", name)
+}
+
+// httpURL checks that s is an absolute http(s) URL.
+func httpURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return fmt.Errorf("%q is not an http(s) URL", s)
+	}
+	return nil
+}
+
+// hostPort reads IP[:PORT] (port 53 when absent) as HOST:PORT.
+func hostPort(s string) (string, error) {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		host, port = s, "53"
+	}
+	if _, err := netip.ParseAddr(host); err != nil {
+		return "", fmt.Errorf("%q is not IP[:PORT]", s)
+	}
+	if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
+		return "", fmt.Errorf("%q has no valid port", s)
+	}
+	return net.JoinHostPort(host, port), nil
+}
