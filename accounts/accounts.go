@@ -9,11 +9,10 @@ package accounts
 import (
 	"context"
 	"errors"
-	"regexp"
 	"time"
 
 	"github.com/hostmint/hostmint/apikey"
-	"github.com/hostmint/hostmint/hostnames"
+	"github.com/hostmint/hostmint/plans"
 	"github.com/hostmint/hostmint/problem"
 	"github.com/hostmint/hostmint/storage"
 )
@@ -43,8 +42,6 @@ type Input struct {
 	Billing *bool
 }
 
-var planName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
-
 func (s *Service) apply(a *storage.Account, in Input) error {
 	if in.Name != nil {
 		if n := len(*in.Name); n == 0 || n > 200 {
@@ -53,14 +50,10 @@ func (s *Service) apply(a *storage.Account, in Input) error {
 		a.Name = *in.Name
 	}
 	if in.Plan != nil {
-		p := *in.Plan
-		if s.profile == 1 && p != hostnames.PlanFree && p != hostnames.PlanPro && p != hostnames.PlanBusiness {
-			return problem.BadRequest("plan must be free, pro or business, got %q", p)
+		if err := plans.Check(s.profile, *in.Plan); err != nil {
+			return err
 		}
-		if !planName.MatchString(p) {
-			return problem.BadRequest("plan must be 1 to 32 of a-z 0-9 _ -, got %q", p)
-		}
-		a.Plan = p
+		a.Plan = *in.Plan
 	}
 	if in.Cap != nil {
 		if *in.Cap < 0 {

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -29,6 +30,14 @@ const (
 // List returns every account, oldest first.
 func (s *Service) List(ctx context.Context) ([]storage.Account, error) {
 	return s.store.Reader().Accounts(ctx)
+}
+
+// SigninLinkPath is the dashboard page a sign-in link opens.
+const SigninLinkPath = "/dashboard/signin/link"
+
+// SigninURL is the link a team member opens to sign in with token.
+func SigninURL(baseURL, token string) string {
+	return strings.TrimRight(baseURL, "/") + SigninLinkPath + "?token=" + url.QueryEscape(token)
 }
 
 // CreateSigninLink makes a one-time sign-in token for a member of the

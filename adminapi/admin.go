@@ -10,7 +10,6 @@ import (
 	"github.com/hostmint/hostmint/access"
 
 	"github.com/hostmint/hostmint/accounts"
-	"github.com/hostmint/hostmint/dashboard"
 	"github.com/hostmint/hostmint/domains"
 )
 
@@ -190,5 +189,5 @@ func (s *Server) createSigninLink(c *call) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusCreated, signinLinkView{URL: dashboard.SigninURL(s.cfg.BaseURL, token), ExpiresAt: ts(exp.UnixMilli())}, nil
+	return http.StatusCreated, signinLinkView{URL: accounts.SigninURL(s.cfg.BaseURL, token), ExpiresAt: ts(exp.UnixMilli())}, nil
 }

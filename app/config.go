@@ -8,12 +8,11 @@
 package app
 
 import (
-	"maps"
 	"net/netip"
 	"time"
 
 	"github.com/hostmint/hostmint/audit"
-	"github.com/hostmint/hostmint/hostnames"
+	"github.com/hostmint/hostmint/plans"
 	"github.com/hostmint/hostmint/storage"
 )
 
@@ -69,7 +68,7 @@ func Defaults() Config {
 		API:            "127.0.0.1:8080",
 		AdminTokenFile: "./data/admin.token",
 		IdleExpiry:     7 * 24 * time.Hour,
-		Caps:           maps.Clone(hostnames.DefaultCaps),
+		Caps:           plans.DefaultCaps(),
 		FeedPoll:       time.Second,
 		AuditRetention: audit.DefaultRetention,
 		Changes:        storage.DefaultChangeRetention,

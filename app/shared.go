@@ -29,7 +29,7 @@ import (
 // store (pool, feed, index) per database, one HTTP listener per address.
 // Each is reference-counted and closed by the last release.
 var (
-	sharedMu sync.Mutex
+	sharedMu  sync.Mutex
 	nodes     = map[string]*node{}
 	listeners = map[string]*listener{}
 )

@@ -13,7 +13,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -27,13 +26,8 @@ import (
 // Prefix is where the dashboard is served.
 const Prefix = "/dashboard/"
 
-// signinLinkPath is the page a sign-in link opens.
-const signinLinkPath = Prefix + "signin/link"
-
-// SigninURL is the link a team member opens to sign in with token.
-func SigninURL(baseURL, token string) string {
-	return strings.TrimRight(baseURL, "/") + signinLinkPath + "?token=" + url.QueryEscape(token)
-}
+// signinLinkPath is the page a sign-in link opens (under Prefix).
+const signinLinkPath = accounts.SigninLinkPath
 
 // Config is what the dashboard needs besides the rules.
 type Config struct {

@@ -154,5 +154,9 @@ func (h *Handler) issueLink(w http.ResponseWriter, r *http.Request, v *visit) {
 		return
 	}
 	h.log.Info("dashboard: sign-in link issued", "account", id)
-	h.renderOperator(w, r, v, http.StatusCreated, operatorView{Link: &issuedLink{Account: a.Name, URL: SigninURL(h.cfg.BaseURL, token), ExpiresAt: exp}})
+	h.renderOperator(w, r, v, http.StatusCreated, operatorView{Link: &issuedLink{Account: a.Name, URL: accounts.SigninURL(h.cfg.BaseURL, token), ExpiresAt: exp}})
+}
+
+func (h *Handler) renderOp(w http.ResponseWriter, status int, name, title string, v *visit, page any) {
+	h.render(w, status, name, layout{Title: title, Who: "Operator", CSRF: v.csrf, Operator: true, Page: page})
 }

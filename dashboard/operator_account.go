@@ -4,9 +4,13 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/hostmint/hostmint/access"
 	"github.com/hostmint/hostmint/accounts"
-	"github.com/hostmint/hostmint/hostnames"
+	"github.com/hostmint/hostmint/plans"
+	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/storage"
 )
 
 // changeFields: the API field a rule's message starts with, and the account
@@ -30,7 +34,7 @@ func changeForm(plan string, capOverride *int, billing bool) *form {
 // plans are the [P1] plans to choose from; a [P2] plan is typed.
 func (h *Handler) plans() []string {
 	if h.cfg.Profile == 1 {
-		return []string{hostnames.PlanFree, hostnames.PlanPro, hostnames.PlanBusiness}
+		return plans.Profile1
 	}
 	return nil
 }
@@ -72,4 +76,83 @@ func (h *Handler) opChangeAccount(w http.ResponseWriter, r *http.Request, v *vis
 	}
 	h.log.Info("dashboard: account changed", "account", id)
 	http.Redirect(w, r, Prefix+"operator/accounts/"+id, http.StatusSeeOther)
+}
+
+type opKeyRow struct {
+	storage.APIKey
+	Grants  []string
+	Expired bool
+}
+
+type opAccountView struct {
+	CSRF    string
+	Account *storage.Account
+	Cap     int // the override or the plan's
+	Form    *form
+	Plans   []string // [P1]
+	Keys    []opKeyRow
+	Notice  string
+	Error   string
+}
+
+// CapHint says what an empty cap field does: keep the cap as it is.
+func (av opAccountView) CapHint() string {
+	hint := "Empty keeps the cap as it is (" + strconv.Itoa(av.Cap)
+	if av.Account.Cap == nil {
+		hint += ", the plan's"
+	}
+	return hint + ")."
+}
+
+func (h *Handler) opAccountPage(w http.ResponseWriter, r *http.Request, v *visit) {
+	h.renderOpAccount(w, r, v, http.StatusOK, opAccountView{})
+}
+
+func (h *Handler) renderOpAccount(w http.ResponseWriter, r *http.Request, v *visit, status int, av opAccountView) {
+	a, err := h.accounts.Get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		h.failed(w, r, err)
+		return
+	}
+	ks, err := h.accounts.Keys(r.Context(), a.ID)
+	if err != nil {
+		h.failed(w, r, err)
+		return
+	}
+	now := time.Now().UnixMilli()
+	for _, k := range ks {
+		row := opKeyRow{APIKey: k, Expired: k.ExpiresAt != 0 && k.ExpiresAt <= now}
+		for _, s := range access.ParseScopes(k.Scopes) {
+			reach := "the whole team"
+			switch {
+			case s.Hostname != "":
+				reach = "hostname " + s.Hostname
+			case s.Domain != "":
+				reach = "domain " + s.Domain
+			}
+			row.Grants = append(row.Grants, s.Scope+" on "+reach)
+		}
+		av.Keys = append(av.Keys, row)
+	}
+	if av.Form == nil {
+		av.Form = changeForm(a.Plan, a.Cap, a.Billing)
+	}
+	av.Account, av.Cap, av.Plans, av.CSRF = a, h.hostnames.Cap(a), h.plans(), v.csrf
+	h.renderOp(w, status, "operator_account", a.Name, v, av)
+}
+
+// opRevokeKey revokes through the rule DELETE /api/admin/keys/{key_id} calls.
+func (h *Handler) opRevokeKey(w http.ResponseWriter, r *http.Request, v *visit) {
+	key := r.PathValue("key")
+	if err := h.accounts.RevokeKey(r.Context(), key); err != nil {
+		p, ok := problem.As(err)
+		if !ok {
+			h.failed(w, r, err)
+			return
+		}
+		h.renderOpAccount(w, r, v, p.Status, opAccountView{Error: p.Message})
+		return
+	}
+	h.log.Info("dashboard: key revoked by the operator", "key", key)
+	h.renderOpAccount(w, r, v, http.StatusOK, opAccountView{Notice: "Key " + key + " is revoked; it no longer authenticates."})
 }

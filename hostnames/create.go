@@ -10,6 +10,7 @@ import (
 	"github.com/hostmint/hostmint/addrclass"
 	"github.com/hostmint/hostmint/apikey"
 	"github.com/hostmint/hostmint/labels"
+	"github.com/hostmint/hostmint/plans"
 	"github.com/hostmint/hostmint/problem"
 	"github.com/hostmint/hostmint/ratelimit"
 	"github.com/hostmint/hostmint/storage"
@@ -191,10 +192,10 @@ func (s *Service) Create(ctx context.Context, p *access.Principal, in CreateInpu
 
 // checkPlan applies profile 1's plan gates.
 func (s *Service) checkPlan(acct *storage.Account, c *created) error {
-	if c.addr.class == addrclass.Private && acct.Plan != PlanBusiness {
+	if c.addr.class == addrclass.Private && !plans.PrivateAddresses(acct.Plan) {
 		return problem.Forbidden("private and reserved addresses need the Business plan (this account is on %s)", acct.Plan)
 	}
-	if c.label != "" && acct.Plan != PlanPro && acct.Plan != PlanBusiness {
+	if c.label != "" && !plans.CustomLabels(acct.Plan) {
 		return problem.Forbidden("custom labels need the Pro or Business plan (this account is on %s)", acct.Plan)
 	}
 	return nil

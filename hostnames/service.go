@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hostmint/hostmint/diagnose"
+	"github.com/hostmint/hostmint/plans"
 
 	"github.com/hostmint/hostmint/certs"
 	"github.com/hostmint/hostmint/seal"
@@ -26,20 +27,6 @@ import (
 	"github.com/hostmint/hostmint/storage"
 	"github.com/hostmint/hostmint/targets"
 )
-
-// Plans of profile 1.
-const (
-	PlanFree     = "free"
-	PlanPro      = "pro"
-	PlanBusiness = "business"
-)
-
-// DefaultCaps are profile 1's active-hostname caps; free is the spec's 25,
-// the others are this service's defaults (Corefile plan_cap changes them).
-var DefaultCaps = map[string]int{PlanFree: 25, PlanPro: 100, PlanBusiness: 1000}
-
-// DefaultTeamCap is the cap of a profile-2 plan that no plan_cap names.
-const DefaultTeamCap = 25
 
 // Config is what the rules depend on.
 type Config struct {
@@ -83,7 +70,7 @@ type Service struct {
 // New makes a Service.
 func New(store *storage.Store, cfg Config, log *slog.Logger) *Service {
 	if cfg.Caps == nil {
-		cfg.Caps = DefaultCaps
+		cfg.Caps = plans.DefaultCaps()
 	}
 	if cfg.Labels == nil {
 		cfg.Labels = labels.Default()
@@ -93,13 +80,7 @@ func New(store *storage.Store, cfg Config, log *slog.Logger) *Service {
 
 // Cap is the active-hostname cap of an account.
 func (s *Service) Cap(a *storage.Account) int {
-	if a.Cap != nil {
-		return *a.Cap
-	}
-	if c, ok := s.cfg.Caps[a.Plan]; ok {
-		return c
-	}
-	return DefaultTeamCap
+	return plans.Cap(a, s.cfg.Caps)
 }
 
 // StatusExpired is the derived profile-1 state.

@@ -9,6 +9,7 @@ import (
 	"github.com/hostmint/hostmint/access"
 	"github.com/hostmint/hostmint/addrclass"
 	"github.com/hostmint/hostmint/domains"
+	"github.com/hostmint/hostmint/plans"
 	"github.com/hostmint/hostmint/problem"
 	"github.com/hostmint/hostmint/ratelimit"
 	"github.com/hostmint/hostmint/storage"
@@ -154,7 +155,7 @@ func (s *Service) setP1(ctx context.Context, tx *storage.Tx, h *storage.Hostname
 		if err != nil {
 			return err
 		}
-		if a.Plan != PlanBusiness {
+		if !plans.PrivateAddresses(a.Plan) {
 			return problem.Forbidden("private and reserved addresses need the Business plan (this account is on %s)", a.Plan)
 		}
 	}

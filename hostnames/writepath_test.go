@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hostmint/hostmint/access"
+	"github.com/hostmint/hostmint/plans"
 	"github.com/hostmint/hostmint/problem"
 	"github.com/hostmint/hostmint/storage"
 	"github.com/hostmint/hostmint/storage/storagetest"
@@ -31,7 +32,7 @@ func newFixture(tb testing.TB, d storage.Dialect) *fixture {
 	huge := 10_000_000
 	now := time.Now().UnixMilli()
 	_, err := st.Write(context.Background(), func(ctx context.Context, tx *storage.Tx) error {
-		if err := tx.InsertAccount(ctx, &storage.Account{ID: "acc", Name: "a", Plan: PlanBusiness, Cap: &huge, Billing: true, CreatedAt: now}); err != nil {
+		if err := tx.InsertAccount(ctx, &storage.Account{ID: "acc", Name: "a", Plan: plans.Business, Cap: &huge, Billing: true, CreatedAt: now}); err != nil {
 			return err
 		}
 		return tx.InsertDomain(ctx, &storage.Domain{ID: "dom", Name: "pool.test", Status: storage.DomainActive, CreatedAt: now})
@@ -115,7 +116,7 @@ func TestSameLabelRace(t *testing.T) {
 			for i := range ps {
 				id := fmt.Sprintf("acc%d", i)
 				if _, err := f.store.Write(context.Background(), func(ctx context.Context, tx *storage.Tx) error {
-					return tx.InsertAccount(ctx, &storage.Account{ID: id, Name: id, Plan: PlanPro, Billing: true, CreatedAt: 1})
+					return tx.InsertAccount(ctx, &storage.Account{ID: id, Name: id, Plan: plans.Pro, Billing: true, CreatedAt: 1})
 				}); err != nil {
 					t.Fatal(err)
 				}

@@ -64,7 +64,6 @@ func NewIndex() *Index {
 	return ix
 }
 
-
 // zoneOf returns the most specific zone that holds qname (lowercase FQDN).
 func (ix *Index) zoneOf(qname string) *zone {
 	zs := *ix.zones.Load()

@@ -87,4 +87,3 @@ func typeLabel(qtype uint16) string {
 	}
 	return "other"
 }
-

@@ -10,7 +10,7 @@ import (
 	"github.com/coredns/caddy"
 	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/hostmint/hostmint/app"
-	"github.com/hostmint/hostmint/hostnames"
+	"github.com/hostmint/hostmint/plans"
 	"github.com/hostmint/hostmint/storage"
 )
 
@@ -53,8 +53,8 @@ func TestParse(t *testing.T) {
 			if cfg.app.FeedPoll != time.Second {
 				t.Errorf("feedPoll = %s, want 1s", cfg.app.FeedPoll)
 			}
-			if !maps.Equal(cfg.app.Caps, hostnames.DefaultCaps) {
-				t.Errorf("caps = %v, want %v", cfg.app.Caps, hostnames.DefaultCaps)
+			if !maps.Equal(cfg.app.Caps, plans.DefaultCaps()) {
+				t.Errorf("caps = %v, want %v", cfg.app.Caps, plans.DefaultCaps())
 			}
 			if len(cfg.app.Domains) != 0 || len(cfg.app.Resolvers) != 0 || len(cfg.app.ACMECAs) != 0 {
 				t.Errorf("domains, resolvers, acme CAs = %v %v %v, want none", cfg.app.Domains, cfg.app.Resolvers, cfg.app.ACMECAs)
@@ -257,16 +257,16 @@ func TestParse(t *testing.T) {
 
 		// plan_cap
 		{"plan_cap", block(minimal + "plan_cap free 10\nplan_cap enterprise 5000\nplan_cap pro 0\n"), false, func(t *testing.T, cfg *config) {
-			want := maps.Clone(hostnames.DefaultCaps)
-			want[hostnames.PlanFree] = 10
-			want[hostnames.PlanPro] = 0
+			want := plans.DefaultCaps()
+			want[plans.Free] = 10
+			want[plans.Pro] = 0
 			want["enterprise"] = 5000
 			if !maps.Equal(cfg.app.Caps, want) {
 				t.Errorf("caps = %v, want %v", cfg.app.Caps, want)
 			}
 			// The block's caps are its own copy.
-			if hostnames.DefaultCaps[hostnames.PlanFree] != 25 {
-				t.Errorf("plan_cap changed hostnames.DefaultCaps: %v", hostnames.DefaultCaps)
+			if plans.DefaultCaps()[plans.Free] != 25 {
+				t.Errorf("plan_cap changed plans.DefaultCaps(): %v", plans.DefaultCaps())
 			}
 		}},
 		{"plan_cap negative", block(minimal + "plan_cap free -1\n"), true, nil},

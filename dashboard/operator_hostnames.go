@@ -7,127 +7,20 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/hostmint/hostmint/access"
-	"github.com/hostmint/hostmint/domains"
 	"github.com/hostmint/hostmint/problem"
 	"github.com/hostmint/hostmint/storage"
 )
 
-// The operator's detail pages: a domain (DNSSEC, DS, CAA), the hostnames of
-// any team with the abuse actions, and an account's keys. Each action calls
-// the method the admin API's handler for it calls, so the rules and the
-// messages are the API's.
+// The operator's page of the hostnames of any team, with the abuse
+// actions (suspend, restore, terminate), which call what the admin API
+// calls.
 
 // opListed is how many hostnames the operator's list shows at once, newest
 // first; the page says how many there are in all.
 const opListed = 50
-
-func (h *Handler) renderOp(w http.ResponseWriter, status int, name, title string, v *visit, page any) {
-	h.render(w, status, name, layout{Title: title, Who: "Operator", CSRF: v.csrf, Operator: true, Page: page})
-}
-
-// ---- Domains ----
-
-type opDomainView struct {
-	CSRF      string
-	Domain    *storage.Domain
-	Owner     string
-	DS        []string
-	DNSSEC    *form // the enable and mark-published buttons' errors
-	CAAForm   *form
-	CAANotice string
-}
-
-// opDomain finds a domain by id; the rules have no single read, the API lists.
-func (h *Handler) opDomain(ctx context.Context, id string) (*storage.Domain, error) {
-	ds, err := h.domains.List(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for i := range ds {
-		if ds[i].ID == id {
-			return &ds[i], nil
-		}
-	}
-	return nil, problem.NotFound("Domain not found")
-}
-
-func (h *Handler) opDomainPage(w http.ResponseWriter, r *http.Request, v *visit) {
-	h.renderOpDomain(w, r, v, http.StatusOK, opDomainView{})
-}
-
-func (h *Handler) renderOpDomain(w http.ResponseWriter, r *http.Request, v *visit, status int, dv opDomainView) {
-	d, err := h.opDomain(r.Context(), r.PathValue("id"))
-	if err != nil {
-		h.failed(w, r, err)
-		return
-	}
-	dv.Domain, dv.DS = d, domains.DS(d)
-	if d.AccountID != "" {
-		if a, err := h.accounts.Get(r.Context(), d.AccountID); err == nil {
-			dv.Owner = a.Name
-		} else {
-			dv.Owner = d.AccountID
-		}
-	}
-	if dv.DNSSEC == nil {
-		dv.DNSSEC = newForm()
-	}
-	if dv.CAAForm == nil {
-		dv.CAAForm = newForm()
-		dv.CAAForm.Values["caa"] = strings.Join(domains.CAA(d), "\n")
-	}
-	dv.CSRF = v.csrf
-	h.renderOp(w, status, "operator_domain", d.Name, v, dv)
-}
-
-// opPatchDomain sends one change through the rules PATCH /api/admin/domains/{id}
-// calls; a rule's error is shown in f, under the field fields names.
-func (h *Handler) opPatchDomain(w http.ResponseWriter, r *http.Request, v *visit, in domains.Input, f *form, fields map[string]string, dv opDomainView) {
-	id := r.PathValue("id")
-	if _, err := h.domains.Patch(r.Context(), id, in); err != nil {
-		status, ok := f.fail(err, fields)
-		if !ok {
-			h.failed(w, r, err)
-			return
-		}
-		h.renderOpDomain(w, r, v, status, dv)
-		return
-	}
-	h.log.Info("dashboard: domain changed", "domain", id)
-	http.Redirect(w, r, Prefix+"operator/domains/"+id, http.StatusSeeOther)
-}
-
-// Every DNSSEC error belongs next to its buttons, whatever field it names.
-var dnssecFields = map[string]string{}
-
-func (h *Handler) enableDNSSEC(w http.ResponseWriter, r *http.Request, v *visit) {
-	on, f := true, newForm()
-	h.opPatchDomain(w, r, v, domains.Input{DNSSEC: &on}, f, dnssecFields, opDomainView{DNSSEC: f})
-}
-
-func (h *Handler) markDSPublished(w http.ResponseWriter, r *http.Request, v *visit) {
-	on, f := true, newForm()
-	h.opPatchDomain(w, r, v, domains.Input{DSPublished: &on}, f, dnssecFields, opDomainView{DNSSEC: f})
-}
-
-// setCAA replaces the CAA policy with the textarea's lines; no lines clears it.
-func (h *Handler) setCAA(w http.ResponseWriter, r *http.Request, v *visit) {
-	f := newForm()
-	f.Values["caa"] = r.PostFormValue("caa")
-	caa := []string{}
-	for _, line := range strings.Split(f.Values["caa"], "\n") {
-		if line = strings.TrimSpace(line); line != "" {
-			caa = append(caa, line)
-		}
-	}
-	h.opPatchDomain(w, r, v, domains.Input{CAA: &caa}, f, map[string]string{"caa": "caa"}, opDomainView{CAAForm: f})
-}
-
-// ---- Hostnames of any team ----
 
 type opHostRow struct {
 	storage.Hostname
@@ -340,85 +233,4 @@ func (h *Handler) opTerminate(w http.ResponseWriter, r *http.Request, v *visit) 
 		return
 	}
 	h.opAbuse(w, r, v, "terminate", "terminated", h.hostnames.Terminate)
-}
-
-// ---- An account's keys ----
-
-type opKeyRow struct {
-	storage.APIKey
-	Grants  []string
-	Expired bool
-}
-
-type opAccountView struct {
-	CSRF    string
-	Account *storage.Account
-	Cap     int // the override or the plan's
-	Form    *form
-	Plans   []string // [P1]
-	Keys    []opKeyRow
-	Notice  string
-	Error   string
-}
-
-// CapHint says what an empty cap field does: keep the cap as it is.
-func (av opAccountView) CapHint() string {
-	hint := "Empty keeps the cap as it is (" + strconv.Itoa(av.Cap)
-	if av.Account.Cap == nil {
-		hint += ", the plan's"
-	}
-	return hint + ")."
-}
-
-func (h *Handler) opAccountPage(w http.ResponseWriter, r *http.Request, v *visit) {
-	h.renderOpAccount(w, r, v, http.StatusOK, opAccountView{})
-}
-
-func (h *Handler) renderOpAccount(w http.ResponseWriter, r *http.Request, v *visit, status int, av opAccountView) {
-	a, err := h.accounts.Get(r.Context(), r.PathValue("id"))
-	if err != nil {
-		h.failed(w, r, err)
-		return
-	}
-	ks, err := h.accounts.Keys(r.Context(), a.ID)
-	if err != nil {
-		h.failed(w, r, err)
-		return
-	}
-	now := time.Now().UnixMilli()
-	for _, k := range ks {
-		row := opKeyRow{APIKey: k, Expired: k.ExpiresAt != 0 && k.ExpiresAt <= now}
-		for _, s := range access.ParseScopes(k.Scopes) {
-			reach := "the whole team"
-			switch {
-			case s.Hostname != "":
-				reach = "hostname " + s.Hostname
-			case s.Domain != "":
-				reach = "domain " + s.Domain
-			}
-			row.Grants = append(row.Grants, s.Scope+" on "+reach)
-		}
-		av.Keys = append(av.Keys, row)
-	}
-	if av.Form == nil {
-		av.Form = changeForm(a.Plan, a.Cap, a.Billing)
-	}
-	av.Account, av.Cap, av.Plans, av.CSRF = a, h.hostnames.Cap(a), h.plans(), v.csrf
-	h.renderOp(w, status, "operator_account", a.Name, v, av)
-}
-
-// opRevokeKey revokes through the rule DELETE /api/admin/keys/{key_id} calls.
-func (h *Handler) opRevokeKey(w http.ResponseWriter, r *http.Request, v *visit) {
-	key := r.PathValue("key")
-	if err := h.accounts.RevokeKey(r.Context(), key); err != nil {
-		p, ok := problem.As(err)
-		if !ok {
-			h.failed(w, r, err)
-			return
-		}
-		h.renderOpAccount(w, r, v, p.Status, opAccountView{Error: p.Message})
-		return
-	}
-	h.log.Info("dashboard: key revoked by the operator", "key", key)
-	h.renderOpAccount(w, r, v, http.StatusOK, opAccountView{Notice: "Key " + key + " is revoked; it no longer authenticates."})
 }

@@ -1,0 +1,141 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/uptrace/bun"
+)
+
+// InsertHostname inserts h; ErrConflict if its label is taken on the domain.
+func (q Queries) InsertHostname(ctx context.Context, h *Hostname) error {
+	_, err := q.db.NewInsert().Model(h).Exec(ctx)
+	if err == nil {
+		q.made("hostname", h.ID)
+	}
+	return mapErr(err)
+}
+
+// Hostname reads one hostname by id.
+func (q Queries) Hostname(ctx context.Context, id string) (*Hostname, error) {
+	h := new(Hostname)
+	err := q.db.NewSelect().Model(h).Where("id = ?", id).Scan(ctx)
+	return h, mapErr(err)
+}
+
+// LockHostname reads one hostname and, on PostgreSQL, locks its row until
+// the transaction ends: every write reads and rewrites the whole row, and a
+// concurrent one must not bring back what another just changed (a released
+// name served again). SQLite transactions are already exclusive.
+func (q Queries) LockHostname(ctx context.Context, id string) (*Hostname, error) {
+	h := new(Hostname)
+	if q.dialect == Postgres {
+		return h, mapErr(q.execute(lockHostname, id).Scan(ctx, h))
+	}
+	return h, mapErr(q.db.NewSelect().Model(h).Where("id = ?", id).Scan(ctx))
+}
+
+var lockHostname = newPGStatement("lock_hostname", func(db *bun.DB) string {
+	return db.NewSelect().Model((*Hostname)(nil)).Where("id = $1").For("UPDATE").String()
+})
+
+// HostnameByLabel reads the hostname that holds label on a domain and is
+// not released: at most one does (the hostnames_label index), and that
+// index answers the query, so a name is found without scanning names.
+func (q Queries) HostnameByLabel(ctx context.Context, domainID, label string) (*Hostname, error) {
+	h := new(Hostname)
+	err := q.db.NewSelect().Model(h).Where("domain_id = ? AND label = ? AND status <> ?", domainID, label, StatusReleased).Scan(ctx)
+	return h, mapErr(err)
+}
+
+// HostnamesByID reads the hostnames with the given ids (missing ones are
+// left out).
+func (q Queries) HostnamesByID(ctx context.Context, ids []string) ([]Hostname, error) {
+	var hs []Hostname
+	if len(ids) == 0 {
+		return hs, nil
+	}
+	err := q.db.NewSelect().Model(&hs).Where("id IN (?)", bun.In(ids)).Scan(ctx)
+	return hs, mapErr(err)
+}
+
+// UpdateHostname writes every column of h.
+func (q Queries) UpdateHostname(ctx context.Context, h *Hostname) error {
+	if q.dialect == Postgres {
+		_, err := q.execute(updateHostname, rowArgs(q.db, h)...).Exec(ctx)
+		return mapErr(err)
+	}
+	_, err := q.db.NewUpdate().Model(h).WherePK().Exec(ctx)
+	return mapErr(err)
+}
+
+var updateHostname = newPGStatement("update_hostname", func(db *bun.DB) string {
+	q := db.NewUpdate().Model((*Hostname)(nil))
+	return setAll(db, q, (*Hostname)(nil)).Where("id = $1").String()
+})
+
+// CountActive counts an account's live (or pending, on the way to live)
+// hostnames that have not expired at now (expires_at 0 never expires).
+func (q Queries) CountActive(ctx context.Context, accountID string, now int64) (int, error) {
+	n, err := q.db.NewSelect().Model((*Hostname)(nil)).
+		Where("account_id = ? AND status IN (?) AND (expires_at = 0 OR expires_at > ?)",
+			accountID, bun.In([]string{StatusLive, StatusPending}), now).
+		Count(ctx)
+	return int(n), mapErr(err)
+}
+
+// CountExpired counts an account's stored-live hostnames whose expiry has
+// passed at now, up to limit: the hostnames_expiry index answers it without
+// visiting the account's other names.
+func (q Queries) CountExpired(ctx context.Context, accountID string, now int64, limit int) (int, error) {
+	var n int
+	err := q.db.NewRaw(`SELECT COUNT(*) FROM (SELECT 1 FROM hostnames
+	WHERE account_id = ? AND status = 'live' AND expires_at > 0 AND expires_at <= ? LIMIT ?) AS expired`,
+		accountID, now, limit).Scan(ctx, &n)
+	return n, mapErr(err)
+}
+
+// LabelUse tells, in one query, whether a non-released hostname holds
+// label on a domain and, if the label was released and retired, by which
+// account (retired is false when it never was).
+func (q Queries) LabelUse(ctx context.Context, domainID, label string) (held bool, retiredBy string, retired bool, err error) {
+	var by sql.NullString
+	err = q.db.NewRaw(`SELECT EXISTS (SELECT 1 FROM hostnames WHERE domain_id = ? AND label = ? AND status <> ?),
+	(SELECT account_id FROM retired_labels WHERE domain_id = ? AND label = ?)`,
+		domainID, label, StatusReleased, domainID, label).Scan(ctx, &held, &by)
+	return held, by.String, by.Valid, mapErr(err)
+}
+
+// Retire records that label on a domain was released by an account.
+func (q Queries) Retire(ctx context.Context, r *RetiredLabel) error {
+	_, err := q.db.NewInsert().Model(r).On("CONFLICT (domain_id, label) DO NOTHING").Exec(ctx)
+	return mapErr(err)
+}
+
+// CountServable counts what ScanServable would return.
+func (q Queries) CountServable(ctx context.Context) (int, error) {
+	n, err := q.db.NewSelect().Model((*Hostname)(nil)).Where("status <> ?", StatusReleased).Count(ctx)
+	return int(n), mapErr(err)
+}
+
+// ScanServable calls fn for every hostname that DNS may serve (not
+// released), streaming rows so a million names never sit in one slice.
+func (q Queries) ScanServable(ctx context.Context, fn func(*Hostname) error) error {
+	rows, err := q.db.NewSelect().Model((*Hostname)(nil)).
+		Column("id", "name", "ip", "addrs", "status", "expires_at").
+		Where("status <> ?", StatusReleased).Rows(ctx)
+	if err != nil {
+		return mapErr(err)
+	}
+	defer rows.Close()
+	var h Hostname
+	for rows.Next() {
+		if err := rows.Scan(&h.ID, &h.Name, &h.IP, &h.Addrs, &h.Status, &h.ExpiresAt); err != nil {
+			return mapErr(err)
+		}
+		if err := fn(&h); err != nil {
+			return err
+		}
+	}
+	return mapErr(rows.Err())
+}

@@ -1,0 +1,68 @@
+package storage
+
+import (
+	"context"
+
+	"github.com/uptrace/bun"
+)
+
+// InsertRecord inserts r.
+func (q Queries) InsertRecord(ctx context.Context, r *Record) error {
+	_, err := q.db.NewInsert().Model(r).Exec(ctx)
+	if err == nil {
+		q.made("record", r.ID)
+	}
+	return mapErr(err)
+}
+
+// Record reads one record by id.
+func (q Queries) Record(ctx context.Context, id string) (*Record, error) {
+	r := new(Record)
+	err := q.db.NewSelect().Model(r).Where("id = ?", id).Scan(ctx)
+	return r, mapErr(err)
+}
+
+// UpdateRecord writes every column of r.
+func (q Queries) UpdateRecord(ctx context.Context, r *Record) error {
+	_, err := q.db.NewUpdate().Model(r).WherePK().Exec(ctx)
+	return mapErr(err)
+}
+
+// DeleteRecord deletes one record.
+func (q Queries) DeleteRecord(ctx context.Context, id string) error {
+	_, err := q.db.NewDelete().Model((*Record)(nil)).Where("id = ?", id).Exec(ctx)
+	return mapErr(err)
+}
+
+// Records lists the records of hostnames, oldest first.
+func (q Queries) Records(ctx context.Context, hostnameIDs ...string) ([]Record, error) {
+	rs := []Record{}
+	if len(hostnameIDs) == 0 {
+		return rs, nil
+	}
+	err := q.db.NewSelect().Model(&rs).Where("hostname_id IN (?)", bun.In(hostnameIDs)).
+		OrderExpr("created_at, id").Scan(ctx)
+	return rs, mapErr(err)
+}
+
+// ScanRecords calls fn for every record of a hostname DNS may serve.
+func (q Queries) ScanRecords(ctx context.Context, fn func(*Record) error) error {
+	rows, err := q.db.NewSelect().Model((*Record)(nil)).
+		Column("record.id", "record.hostname_id", "record.name", "record.type", "record.data").
+		Join("JOIN hostnames AS h ON h.id = record.hostname_id").
+		Where("h.status IN (?)", bun.In([]string{StatusLive, StatusPending})).Rows(ctx)
+	if err != nil {
+		return mapErr(err)
+	}
+	defer rows.Close()
+	var r Record
+	for rows.Next() {
+		if err := rows.Scan(&r.ID, &r.HostnameID, &r.Name, &r.Type, &r.Data); err != nil {
+			return mapErr(err)
+		}
+		if err := fn(&r); err != nil {
+			return err
+		}
+	}
+	return mapErr(rows.Err())
+}
