@@ -14,20 +14,21 @@ import (
 	"github.com/hostmint/hostmint/apikey"
 	"github.com/hostmint/hostmint/plans"
 	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/profile"
 	"github.com/hostmint/hostmint/storage"
 )
 
 // Service holds the account and key rules.
 type Service struct {
 	store   *storage.Store
-	profile int
+	profile profile.Profile
 	auth    *Authenticator
 	now     func() time.Time
 }
 
 // New makes a Service; auth (may be nil) is told of revocations at once.
-func New(store *storage.Store, profile int, auth *Authenticator) *Service {
-	return &Service{store: store, profile: profile, auth: auth, now: time.Now}
+func New(store *storage.Store, p profile.Profile, auth *Authenticator) *Service {
+	return &Service{store: store, profile: p, auth: auth, now: time.Now}
 }
 
 // MaxKeys is the number of keys an account may hold ([P1] limit; kept in

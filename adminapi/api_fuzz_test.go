@@ -20,6 +20,7 @@ import (
 	"github.com/hostmint/hostmint/domains"
 	"github.com/hostmint/hostmint/hostnames"
 	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/profile"
 	"github.com/hostmint/hostmint/seal"
 	"github.com/hostmint/hostmint/storage"
 	"github.com/hostmint/hostmint/storage/storagetest"
@@ -72,14 +73,14 @@ func newFuzzAPIs(tb testing.TB) []*fuzzAPI {
 	tb.Helper()
 	var out []*fuzzAPI
 	for _, d := range storagetest.Dialects {
-		for _, profile := range []int{1, 2} {
-			out = append(out, newFuzzAPI(tb, d, profile))
+		for _, p := range []profile.Profile{profile.P1, profile.P2} {
+			out = append(out, newFuzzAPI(tb, d, p))
 		}
 	}
 	return out
 }
 
-func newFuzzAPI(tb testing.TB, d storage.Dialect, profile int) *fuzzAPI {
+func newFuzzAPI(tb testing.TB, d storage.Dialect, profile profile.Profile) *fuzzAPI {
 	tb.Helper()
 	store := storagetest.Open(tb, d)
 	key := make(seal.Key, 32)

@@ -123,7 +123,7 @@ func (s *Server) dynAddrs(r *http.Request) (addrs []netip.Addr, ok bool) {
 	if v4.IsValid() {
 		addrs = append(addrs, v4)
 	}
-	if v6.IsValid() && (s.cfg.Profile != 1 || len(addrs) == 0) {
+	if v6.IsValid() && (s.cfg.Profile.BothFamilies() || len(addrs) == 0) {
 		addrs = append(addrs, v6)
 	}
 	return addrs, true
@@ -165,7 +165,7 @@ func (s *Server) dynOne(ctx context.Context, p *access.Principal, name string, a
 		}
 		return dynDNSErr, pe.Code
 	case http.StatusForbidden:
-		if s.cfg.Profile == 1 {
+		if s.cfg.Profile.PlanGates() {
 			return dynDonator, pe.Code // the plan gate on private addresses
 		}
 		return dynAbuse, pe.Code // suspended while an abuse report is reviewed

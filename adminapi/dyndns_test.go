@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/hostmint/hostmint/profile"
 )
 
 // The client's address: the peer, unless a trusted proxy vouches for
@@ -57,7 +59,7 @@ func TestClientAddr(t *testing.T) {
 func TestDynAddrs(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		profile int
+		profile profile.Profile
 		query   string
 		want    string // comma-joined; "!" for badagent
 	}{

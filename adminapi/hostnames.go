@@ -58,7 +58,7 @@ func (s *Server) listHostnames(c *call) (int, any, error) {
 	for i := range page.Hostnames {
 		views[i] = s.hostnameView(&page.Hostnames[i], now)
 	}
-	if s.cfg.Profile == 1 {
+	if !s.cfg.Profile.Teams() {
 		return http.StatusOK, listView{Hostnames: views}, nil
 	}
 	return http.StatusOK, teamListView{Hostnames: views, Total: page.Total, Active: page.Active, Cap: page.Cap, Limit: page.Limit, Skip: page.Skip}, nil

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/hostmint/hostmint/profile"
 )
 
 // Version is the interface version the documents declare.
@@ -28,7 +30,7 @@ func (s *Server) openAPI() map[string]any {
 		if d := r.description(); d != "" {
 			op["description"] = d
 		}
-		if r.profile != 0 {
+		if r.profile != profile.Both {
 			op["x-profile"] = r.profile
 		}
 		switch r.auth {
@@ -101,7 +103,7 @@ func (s *Server) openAPI() map[string]any {
 
 // description is the route's doc, saying first when only one profile has it.
 func (r route) description() string {
-	if r.profile == 0 {
+	if r.profile == profile.Both {
 		return r.doc
 	}
 	return strings.TrimSpace(fmt.Sprintf("Profile %d only (other deployments answer 404). %s", r.profile, r.doc))

@@ -1,6 +1,10 @@
 package adminapi
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/hostmint/hostmint/profile"
+)
 
 type authKind int
 
@@ -15,7 +19,7 @@ const (
 // documents list exactly the endpoints that exist.
 type route struct {
 	method, path string
-	profile      int // 0: both profiles
+	profile      profile.Profile // Both, or the one profile that serves it
 	auth         authKind
 	summary      string
 	doc          string

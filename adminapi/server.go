@@ -24,6 +24,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hostmint/hostmint/access"
+	"github.com/hostmint/hostmint/profile"
 
 	"github.com/hostmint/hostmint/accounts"
 	"github.com/hostmint/hostmint/audit"
@@ -41,7 +42,7 @@ const requestTimeout = 10 * time.Second
 
 // Config is what the API needs besides the rules.
 type Config struct {
-	Profile    int
+	Profile    profile.Profile
 	BaseURL    string
 	AdminToken string
 	// Health reports why the service is not ready, nil when it is.
@@ -74,7 +75,7 @@ func New(cfg Config, h *hostnames.Service, a *accounts.Service, auth *accounts.A
 	// deployment's profile's routes are served.
 	s.routes = s.routeTable()
 	for i := range s.routes {
-		if r := &s.routes[i]; r.profile == 0 || r.profile == cfg.Profile {
+		if r := &s.routes[i]; cfg.Profile.Serves(r.profile) {
 			s.mux.Handle(r.method+" "+r.path, s.endpoint(r))
 		}
 	}

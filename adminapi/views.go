@@ -33,7 +33,7 @@ func (s *Server) hostnameView(h *storage.Hostname, now time.Time) hostnameView {
 	if a, err := addrclass.Parse(h.IP); err == nil {
 		v.RecordType = addrclass.RecordType(a)
 	}
-	if s.cfg.Profile == 1 {
+	if s.cfg.Profile.IdleExpiry() {
 		v.ExpiresAt = ts(h.ExpiresAt)
 		return v
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/hostmint/hostmint/hostnames"
 	"github.com/hostmint/hostmint/labels"
 	"github.com/hostmint/hostmint/nsprobe"
+	"github.com/hostmint/hostmint/profile"
 	"github.com/hostmint/hostmint/storage"
 	"github.com/hostmint/hostmint/targets"
 )
@@ -66,6 +68,10 @@ func Start(cfg Config, newIndex NewIndex) (*App, error) {
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = "http://" + cfg.API
 	}
+	prof, err := profile.Parse(strconv.Itoa(cfg.Profile))
+	if err != nil {
+		return nil, fmt.Errorf("profile: %w", err)
+	}
 	policy, err := labels.Load(cfg.BlockedLabels)
 	if err != nil {
 		return nil, fmt.Errorf("blocked_labels: %w", err)
@@ -96,20 +102,20 @@ func Start(cfg Config, newIndex NewIndex) (*App, error) {
 	mgr := certs.New(n.store, certs.Config{CAs: cfg.cas(), Email: cfg.ACMEEmail, Key: key, Nameservers: cfg.probed(),
 		RenewAt: cfg.CertRenewAt, Observe: observeOrder}, logger)
 	hs := hostnames.New(n.store, hostnames.Config{
-		Profile: cfg.Profile, IdleExpiry: cfg.IdleExpiry, Caps: cfg.Caps, Labels: policy, Reserved: reserved, Nameservers: nsNames,
+		Profile: prof, IdleExpiry: cfg.IdleExpiry, Caps: cfg.Caps, Labels: policy, Reserved: reserved, Nameservers: nsNames,
 		SealKey: key, Certs: mgr, Resolver: &targets.Resolver{Servers: cfg.Resolvers}, RecordWrites: cfg.RecordWrites,
 		Diagnose:  diagnose.Config{Nameservers: cfg.diagnosed(), Resolvers: cfg.Resolvers, CTLog: cfg.CTLog, Budget: cfg.DiagnoseBudget},
 		Diagnoses: cfg.Diagnoses, ACMEUpdates: cfg.ACMEUpdates,
 	}, logger)
-	accts := accounts.New(n.store, cfg.Profile, n.auth)
+	accts := accounts.New(n.store, prof, n.auth)
 	audits := audit.New(n.store, logger)
 	audits.Failed, audits.Dropped = auditFailures.Inc, auditDropped.Inc
 	srv := adminapi.New(adminapi.Config{
-		Profile: cfg.Profile, BaseURL: cfg.BaseURL, AdminToken: token, TrustedProxies: cfg.TrustedProxies,
+		Profile: prof, BaseURL: cfg.BaseURL, AdminToken: token, TrustedProxies: cfg.TrustedProxies,
 		Health: n.health, Audit: audits, Observe: observeAPI,
 	}, hs, accts, n.auth, doms, logger)
 	// The dashboard shares the listener and calls the same rules as the API.
-	dash := dashboard.New(dashboard.Config{Profile: cfg.Profile, BaseURL: cfg.BaseURL, AdminToken: token,
+	dash := dashboard.New(dashboard.Config{Profile: prof, BaseURL: cfg.BaseURL, AdminToken: token,
 		Audit: audits, Address: srv.ClientAddr}, accts, hs, doms, logger)
 	api, err := acquireListener(cfg.API, dashboard.Mount(srv, dash))
 	if err != nil {
@@ -120,7 +126,7 @@ func Start(cfg Config, newIndex NewIndex) (*App, error) {
 	var wg sync.WaitGroup
 	wg.Go(func() { audits.Keep(wctx, cfg.AuditRetention, auditPurgeTick) })
 	wg.Go(func() { compactChanges(wctx, n.store, cfg.Changes, compactTick) })
-	if cfg.Profile == 2 {
+	if prof.Teams() {
 		wg.Go(func() { hs.Watch(wctx, &nsprobe.Prober{Servers: cfg.probed(), Result: observeProbe}, watchTick) })
 		if mgr.Configured() {
 			wg.Go(func() { mgr.Run(wctx, certTick) })

@@ -19,7 +19,7 @@ import (
 // Config is the application's configuration: the hostname block's options
 // (the plugin README documents each).
 type Config struct {
-	Profile        int
+	Profile        int // 1 or 2 (Start makes it a profile.Profile)
 	Dialect        storage.Dialect
 	DSN            string
 	API            string // HOST:PORT the HTTP API listens on

@@ -21,6 +21,7 @@ import (
 	"github.com/hostmint/hostmint/audit"
 	"github.com/hostmint/hostmint/domains"
 	"github.com/hostmint/hostmint/hostnames"
+	"github.com/hostmint/hostmint/profile"
 )
 
 // Prefix is where the dashboard is served.
@@ -31,7 +32,7 @@ const signinLinkPath = accounts.SigninLinkPath
 
 // Config is what the dashboard needs besides the rules.
 type Config struct {
-	Profile    int
+	Profile    profile.Profile
 	BaseURL    string // an https origin makes the cookies Secure
 	AdminToken string
 	// Audit records the writes of form posts; nil records nothing.
@@ -84,7 +85,7 @@ func New(cfg Config, a *accounts.Service, h *hostnames.Service, d *domains.Servi
 	m.HandleFunc("POST "+Prefix+"operator/accounts/{id}", dh.session(operatorOnly, dh.opChangeAccount))
 	m.HandleFunc("POST "+Prefix+"operator/accounts/{id}/keys/{key}/revoke", dh.session(operatorOnly, dh.opRevokeKey))
 	m.HandleFunc("GET "+Prefix+"operator/audit", dh.session(operatorOnly, dh.opAuditPage))
-	if cfg.Profile == 2 { // the abuse actions are [P2], as their API routes are
+	if cfg.Profile.Teams() { // the abuse actions are [P2], as their API routes are
 		m.HandleFunc("GET "+Prefix+"operator/hostnames", dh.session(operatorOnly, dh.opHostnamesPage))
 		m.HandleFunc("POST "+Prefix+"operator/hostnames/{id}/suspend", dh.session(operatorOnly, dh.opSuspend))
 		m.HandleFunc("POST "+Prefix+"operator/hostnames/{id}/restore", dh.session(operatorOnly, dh.opRestore))

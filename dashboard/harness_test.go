@@ -21,6 +21,7 @@ import (
 	"github.com/hostmint/hostmint/dashboard"
 	"github.com/hostmint/hostmint/domains"
 	"github.com/hostmint/hostmint/hostnames"
+	"github.com/hostmint/hostmint/profile"
 	"github.com/hostmint/hostmint/storage"
 	"github.com/hostmint/hostmint/storage/storagetest"
 )
@@ -36,14 +37,14 @@ type site struct {
 	db       *sql.DB // the same database, to age rows past their expiry
 }
 
-func newSite(t *testing.T, d storage.Dialect, profile int, baseURL string) *site {
+func newSite(t *testing.T, d storage.Dialect, profile profile.Profile, baseURL string) *site {
 	t.Helper()
 	return newSiteAudited(t, d, profile, baseURL, true)
 }
 
 // newSiteAudited is newSite with (audited) or without an audit log, as a
 // deployment is built with one or not.
-func newSiteAudited(t *testing.T, d storage.Dialect, profile int, baseURL string, audited bool) *site {
+func newSiteAudited(t *testing.T, d storage.Dialect, profile profile.Profile, baseURL string, audited bool) *site {
 	t.Helper()
 	dsn := storagetest.DSN(t, d)
 	store, err := storage.Open(context.Background(), d, dsn)

@@ -89,7 +89,7 @@ func (h *Handler) renderHostname(w http.ResponseWriter, r *http.Request, v *visi
 	}
 	hv.RecordTypes = recordTypes
 	hv.ServerURL = strings.TrimRight(h.cfg.BaseURL, "/") + "/api/acme"
-	if h.cfg.Profile == 2 {
+	if h.cfg.Profile.Teams() {
 		_, rs, err := h.hostnames.Records(ctx, p, id)
 		if err != nil {
 			h.failed(w, r, err)
@@ -157,7 +157,7 @@ func (h *Handler) createHostname(w http.ResponseWriter, r *http.Request, v *visi
 	}
 	ip := f.Values["ip"] // always sent, as the API's body must hold ip
 	in := hostnames.CreateInput{IP: &ip}
-	if h.cfg.Profile == 1 {
+	if !h.cfg.Profile.Teams() {
 		in.Label = optional(f.Values["label"])
 	} else {
 		in.Subdomain, in.Domain = optional(f.Values["subdomain"]), optional(f.Values["domain"])
@@ -182,7 +182,7 @@ func (h *Handler) updateHostname(w http.ResponseWriter, r *http.Request, v *visi
 	f.Values["ip"] = strings.TrimSpace(r.PostFormValue("ip"))
 	f.Values["target"] = strings.TrimSpace(r.PostFormValue("target"))
 	in := hostnames.UpdateInput{IP: optional(f.Values["ip"])}
-	if h.cfg.Profile == 1 {
+	if !h.cfg.Profile.Teams() {
 		ip := f.Values["ip"] // profile 1's update has only ip: empty is "ip is required"
 		in.IP = &ip
 	} else {

@@ -67,7 +67,7 @@ func (h *Handler) renderOperator(w http.ResponseWriter, r *http.Request, v *visi
 	if ov.AccountForm == nil {
 		ov.AccountForm = newForm()
 		ov.AccountForm.Values["billing"] = "on"
-		if h.cfg.Profile == 2 {
+		if h.cfg.Profile.Teams() {
 			ov.AccountForm.Values["plan"] = "team"
 		}
 	}
@@ -91,7 +91,7 @@ func (h *Handler) createAccount(w http.ResponseWriter, r *http.Request, v *visit
 	}
 	name, plan := f.Values["name"], f.Values["plan"]
 	in := accounts.Input{Name: &name, Plan: &plan}
-	if h.cfg.Profile == 2 {
+	if h.cfg.Profile.Teams() {
 		billing := f.Values["billing"] != ""
 		in.Billing = &billing
 	}

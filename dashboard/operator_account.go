@@ -33,7 +33,7 @@ func changeForm(plan string, capOverride *int, billing bool) *form {
 
 // plans are the [P1] plans to choose from; a [P2] plan is typed.
 func (h *Handler) plans() []string {
-	if h.cfg.Profile == 1 {
+	if !h.cfg.Profile.NamedPlans() {
 		return plans.Profile1
 	}
 	return nil
@@ -50,7 +50,7 @@ func (h *Handler) opChangeAccount(w http.ResponseWriter, r *http.Request, v *vis
 	}
 	plan := f.Values["plan"]
 	in := accounts.Input{Plan: &plan}
-	if h.cfg.Profile == 2 {
+	if h.cfg.Profile.Teams() {
 		billing := f.Values["billing"] != ""
 		in.Billing = &billing
 	}

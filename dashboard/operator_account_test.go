@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"testing"
 
+	"github.com/hostmint/hostmint/profile"
 	"github.com/hostmint/hostmint/storage"
 )
 
@@ -23,7 +24,7 @@ func (s *site) adminAccount(id string) map[string]any {
 func TestOperatorChangeAccount(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		profile       int
+		profile       profile.Profile
 		plan, newPlan string
 		badPlan       string
 		billing       bool     // after the change, the box left unticked ([P1] has none: unchanged)

@@ -4,17 +4,17 @@ import (
 	"html"
 	"net/http"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/hostmint/hostmint/profile"
 	"github.com/hostmint/hostmint/storage"
 )
 
 // mint makes n hostnames for account through the API and returns their ids.
 // [P2] teams may register 30 a minute: the counted registrations are
 // cleared on the way, as a minute passing would.
-func (s *site) mint(account string, profile, n int) []string {
+func (s *site) mint(account string, profile profile.Profile, n int) []string {
 	s.t.Helper()
 	if st, a := s.api("PATCH", "/api/admin/accounts/"+account, adminToken, map[string]any{"cap": 1000}); st != 200 {
 		s.t.Fatalf("cap: %d %v", st, a)
@@ -107,14 +107,14 @@ var teamRow = regexp.MustCompile(`<a href="/dashboard/team/hostnames/([^"]+)">`)
 func TestTeamHostnamePages(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		profile int
+		profile profile.Profile
 		plan    string
 		counts  []string
 	}{
 		{2, "team", []string{"Showing 1–100 of 120", "Showing 101–120 of 120"}},
 		{1, "business", []string{"Showing 1–100", "Showing 101–120"}},
 	} {
-		t.Run("P"+strconv.Itoa(tc.profile), func(t *testing.T) {
+		t.Run("P"+tc.profile.String(), func(t *testing.T) {
 			t.Parallel()
 			s := newSite(t, storage.SQLite, tc.profile, "")
 			st, a := s.api("POST", "/api/admin/accounts", adminToken, map[string]any{"name": "Acme", "plan": tc.plan})

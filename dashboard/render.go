@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/profile"
 	"github.com/hostmint/hostmint/storage"
 )
 
@@ -36,8 +37,8 @@ var funcs = template.FuncMap{
 		}
 		return time.UnixMilli(ms)
 	},
-	"accountTerms": func(id string, f *form, plans []string, profile int, capHint string) accountTerms {
-		return accountTerms{ID: id, Form: f, Plans: plans, Profile: profile, CapHint: capHint}
+	"accountTerms": func(id string, f *form, plans []string, p profile.Profile, capHint string) accountTerms {
+		return accountTerms{ID: id, Form: f, Plans: plans, Profile: p, CapHint: capHint}
 	},
 	"percent": func(n, of int) int {
 		if of <= 0 {
@@ -53,7 +54,7 @@ type accountTerms struct {
 	ID      string // the prefix of the element ids
 	Form    *form
 	Plans   []string // [P1] the plans to choose from; nil: typed
-	Profile int
+	Profile profile.Profile
 	CapHint string
 }
 
@@ -72,7 +73,7 @@ type layout struct {
 	Title    string
 	Who      string // "" when signed out
 	CSRF     string // the session's form token, for sign-out
-	Profile  int
+	Profile  profile.Profile
 	Page     any
 	Operator bool
 }

@@ -91,7 +91,7 @@ func (h *Handler) renderTeam(w http.ResponseWriter, r *http.Request, v *visit, s
 	more := len(page.Hostnames) > listed
 	page.Hostnames = page.Hostnames[:min(len(page.Hostnames), listed)]
 	total := -1
-	if h.cfg.Profile == 2 {
+	if h.cfg.Profile.Teams() {
 		total = page.Total
 	}
 	tv.Pager = newPager(tv.Skip, listed, len(page.Hostnames), total, more, teamPageURL)
@@ -113,7 +113,7 @@ func (h *Handler) renderTeam(w http.ResponseWriter, r *http.Request, v *visit, s
 	for _, k := range ks {
 		tv.Keys = append(tv.Keys, keyRow{APIKey: k, Grants: grants(access.ParseScopes(k.Scopes), names)})
 	}
-	if h.cfg.Profile == 2 {
+	if h.cfg.Profile.Teams() {
 		tv.Scopes = []string{access.HostnamesRead, access.HostnamesWrite, access.DNS01Write}
 		tv.Reaches = []reachOption{{"team", "The whole team"}}
 		ds, err := h.hostnames.TeamDomains(ctx, p)
@@ -185,7 +185,7 @@ func (h *Handler) createKey(w http.ResponseWriter, r *http.Request, v *visit) {
 			in.ExpiresAt = &exp
 		}
 	}
-	if h.cfg.Profile == 2 {
+	if h.cfg.Profile.Teams() {
 		if len(r.PostForm["scope"]) == 0 {
 			f.Errors["scope"] = "choose at least one scope"
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/hostmint/hostmint/addrclass"
 	"github.com/hostmint/hostmint/domains"
 	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/profile"
 	"github.com/hostmint/hostmint/ratelimit"
 	"github.com/hostmint/hostmint/storage"
 )
@@ -75,7 +76,7 @@ func (s *Service) SetAddrs(ctx context.Context, p *access.Principal, id string, 
 	h, err = s.change(ctx, p, id, func(ctx context.Context, tx *storage.Tx, h *storage.Hostname, acct *account) error {
 		joined := joinAddrs(addrs)
 		changed = h.Addrs != joined || h.Target != ""
-		if s.cfg.Profile == 1 {
+		if !s.cfg.Profile.BothFamilies() {
 			a := addrs[0]
 			return s.setP1(ctx, tx, h, acct, parsedIP{addr: a, text: a.String(), class: addrclass.Of(a)})
 		}
@@ -109,7 +110,7 @@ func (s *Service) SetAddrs(ctx context.Context, p *access.Principal, id string, 
 // checkAddrs refuses what a profile cannot store: a profile-1 hostname has
 // one address, a profile-2 one at most one of each family (IPv4 first, the
 // stored order).
-func checkAddrs(profile int, addrs []netip.Addr) error {
+func checkAddrs(p profile.Profile, addrs []netip.Addr) error {
 	if len(addrs) == 0 {
 		return problem.BadRequest("an address is required")
 	}
@@ -118,7 +119,7 @@ func checkAddrs(profile int, addrs []netip.Addr) error {
 			return problem.BadRequest("%q is not an IPv4 or IPv6 address", a)
 		}
 	}
-	if profile == 1 && len(addrs) > 1 {
+	if !p.BothFamilies() && len(addrs) > 1 {
 		return problem.BadRequest("a hostname of this deployment (profile 1) has one address")
 	}
 	if len(addrs) > 2 || len(addrs) == 2 && !(addrs[0].Is4() && addrs[1].Is6()) {

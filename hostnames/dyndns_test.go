@@ -3,6 +3,8 @@ package hostnames
 import (
 	"net/netip"
 	"testing"
+
+	"github.com/hostmint/hostmint/profile"
 )
 
 // What each profile can store: P1 one address, P2 at most one per family.
@@ -12,7 +14,7 @@ func TestCheckAddrs(t *testing.T) {
 	v6 := netip.MustParseAddr("2001:db8::1")
 	tests := []struct {
 		name    string
-		profile int
+		profile profile.Profile
 		addrs   []netip.Addr
 		ok      bool
 	}{

@@ -43,7 +43,7 @@ func (s *Service) owned(ctx context.Context, q interface {
 // returned as it is, not revived.
 func (s *Service) Get(ctx context.Context, p *access.Principal, id string) (*storage.Hostname, error) {
 	h, err := s.owned(ctx, s.store.Reader(), p, id, access.HostnamesRead)
-	if err != nil || s.cfg.Profile != 1 || !s.renewDue(h, s.now()) {
+	if err != nil || !s.cfg.Profile.IdleExpiry() || !s.renewDue(h, s.now()) {
 		return h, err
 	}
 	err = s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
@@ -92,7 +92,7 @@ func (s *Service) List(ctx context.Context, p *access.Principal, limit, skip int
 	}
 	q := s.store.Reader()
 	f := storage.Filter{AccountID: p.AccountID, Team: reach.Team, HostnameIDs: reach.Hostnames, Exclude: []string{storage.StatusReleased}}
-	if s.cfg.Profile == 2 {
+	if s.cfg.Profile.Teams() {
 		f.Exclude = append(f.Exclude, storage.StatusTerminated)
 	}
 	if len(reach.Domains) > 0 {
@@ -113,7 +113,7 @@ func (s *Service) List(ctx context.Context, p *access.Principal, limit, skip int
 		return nil, err
 	}
 	page := &Page{Hostnames: hs, Limit: limit, Skip: skip}
-	if s.cfg.Profile == 1 {
+	if !s.cfg.Profile.Teams() {
 		return page, nil
 	}
 	if page.Total, err = q.CountHostnames(ctx, f); err != nil {

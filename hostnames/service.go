@@ -17,6 +17,7 @@ import (
 
 	"github.com/hostmint/hostmint/diagnose"
 	"github.com/hostmint/hostmint/plans"
+	"github.com/hostmint/hostmint/profile"
 
 	"github.com/hostmint/hostmint/certs"
 	"github.com/hostmint/hostmint/seal"
@@ -30,7 +31,7 @@ import (
 
 // Config is what the rules depend on.
 type Config struct {
-	Profile    int
+	Profile    profile.Profile
 	IdleExpiry time.Duration  // [P1]
 	Caps       map[string]int // plan -> active-hostname cap
 	Labels     *labels.Policy
@@ -103,7 +104,7 @@ func (s *Service) write(ctx context.Context, fn func(ctx context.Context, tx *st
 
 // expiry is the expires_at of a hostname used at now (0: never, [P2]).
 func (s *Service) expiry(now time.Time) int64 {
-	if s.cfg.Profile != 1 {
+	if !s.cfg.Profile.IdleExpiry() {
 		return 0
 	}
 	return now.Add(s.cfg.IdleExpiry).UnixMilli()
@@ -118,7 +119,7 @@ func (s *Service) checkLabel(field, label string) error {
 	if err := labels.Syntax(label); err != nil {
 		return problem.BadRequest("%s %s", field, err)
 	}
-	if s.cfg.Profile == 2 {
+	if s.cfg.Profile.Teams() {
 		return nil
 	}
 	if labels.Punycode(label) {

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/profile"
 	"github.com/hostmint/hostmint/storage"
 )
 
@@ -38,8 +39,8 @@ const DefaultTeamCap = 25
 var name = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
 
 // Check refuses a plan name the profile does not have (400).
-func Check(profile int, plan string) error {
-	if profile == 1 && !slices.Contains(Profile1, plan) {
+func Check(p profile.Profile, plan string) error {
+	if !p.NamedPlans() && !slices.Contains(Profile1, plan) {
 		return problem.BadRequest("plan must be free, pro or business, got %q", plan)
 	}
 	if !name.MatchString(plan) {

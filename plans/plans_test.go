@@ -3,13 +3,14 @@ package plans
 import (
 	"testing"
 
+	"github.com/hostmint/hostmint/profile"
 	"github.com/hostmint/hostmint/storage"
 )
 
 func TestCheck(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		profile int
+		profile profile.Profile
 		plan    string
 		ok      bool
 	}{
