@@ -89,7 +89,7 @@ func newFuzzAPI(tb testing.TB, d storage.Dialect, profile profile.Profile) *fuzz
 	logger := slog.New(slog.NewTextHandler(logs, nil))
 	// The CA is configured so that csr and managed are offered, but the
 	// manager is never run: nothing is ordered, nothing leaves the process.
-	mgr := certs.New(store, certs.Config{CAs: []certs.CA{{Name: hostnames.CALetsEncrypt, Directory: "https://127.0.0.1:9/dir"}}, Key: key}, logger)
+	mgr := certs.New(store, certs.Config{CAs: []certs.CA{{Name: certs.LetsEncrypt, Directory: "https://127.0.0.1:9/dir"}}, Key: key}, logger)
 	hs := hostnames.New(store, hostnames.Config{
 		Profile: profile, IdleExpiry: time.Hour, SealKey: key, Certs: mgr,
 		// No resolver servers: a target answers 501, without DNS traffic.

@@ -1,6 +1,11 @@
 package adminapi
 
-import "math"
+import (
+	"math"
+
+	"github.com/hostmint/hostmint/certs"
+	"github.com/hostmint/hostmint/records"
+)
 
 // JSON Schemas of the bodies, shared by /openapi.json and /llms-full.txt.
 
@@ -67,7 +72,7 @@ func (s *Server) schemas() map[string]schema {
 				"suspended: not served while an abuse report is reviewed; terminated: final",
 				"pending", "live", "expired", "released", "suspended", "terminated")),
 			opt("certificate", enum("[P2] Who holds the private key", "self", "managed", "csr")),
-			opt("ca", enum("[P2] The CA of managed and csr hostnames", "letsencrypt", "google")),
+			opt("ca", enum("[P2] The CA of managed and csr hostnames", certs.CANames...)),
 			opt("expires_at", dateTime("[P1] When the name expires without authenticated use. [P2] csr hostnames: when the "+
 				"certificate held expires (post a fresh CSR before)")),
 			req("created_at", dateTime("When the hostname was registered"))),
@@ -87,7 +92,7 @@ func (s *Server) schemas() map[string]schema {
 				"on the team's own domain any such name is allowed except a nameserver's own name there (409)")),
 			opt("domain", str("[P2] One of the team's domains; omitted: the oldest active one the key reaches")),
 			opt("certificate", enum("[P2] Default self; managed needs a configured certificate encryption key (501 otherwise)", "self", "managed", "csr")),
-			opt("ca", enum("[P2] With managed or csr only (400 with self); default letsencrypt", "letsencrypt", "google"))),
+			opt("ca", enum("[P2] With managed or csr only (400 with self); default letsencrypt", certs.CANames...))),
 		"UpdateHostname": object("Update request. [P2] exactly one of ip and target.",
 			opt("ip", str("New IPv4 or IPv6 address. [P1] required; private or reserved ranges need the Business plan. "+
 				"[P2] must stay in the hostname's class; takes the hostname off its target")),
@@ -95,12 +100,12 @@ func (s *Server) schemas() map[string]schema {
 		"Record": object("[P2] A caller-published record.",
 			req("id", str("Record id; survives value changes")),
 			req("name", str("Fully qualified name: the hostname or a name under it")),
-			req("type", enum("Record type", "TXT", "TLSA", "CAA", "MX", "SRV", "SSHFP", "HTTPS", "SVCB")),
+			req("type", enum("Record type", records.Types...)),
 			req("ttl", integer("Always 300")),
 			req("data", schema{"type": "object", "description": "The type's fields, as in RecordInput"})),
 		"RecordList": object("[P2] A hostname's records.", req("records", arrayOf(ref("Record"), "Oldest first"))),
 		"RecordInput": object("[P2] A record. Only the fields of its type are allowed.",
-			req("type", enum("Record type (A and AAAA are set by PUT on the hostname)", "TXT", "TLSA", "CAA", "MX", "SRV", "SSHFP", "HTTPS", "SVCB")),
+			req("type", enum("Record type (A and AAAA are set by PUT on the hostname)", records.Types...)),
 			opt("name", str("Label(s) under the hostname (a-z 0-9 - _), or the record's fully qualified name as answered "+
 				"(under the hostname, final dot optional); omitted: the hostname itself; _acme-challenge is reserved")),
 			opt("text", schema{"description": "TXT: a string (split into 255-byte strings) or, on create, a list of strings of at most 255 bytes; " +
@@ -134,7 +139,7 @@ func (s *Server) schemas() map[string]schema {
 		"CSRInput":       object("[P2] A certificate signing request.", req("csr", str("PEM PKCS#10 for the hostname (and optionally *.<hostname>)"))),
 		"CertificateState": object("[P2] A certificate the service runs.",
 			req("status", enum("The order's state", "requested", "issuing", "issued", "failed", "revoking", "revoked")),
-			opt("ca", enum("The CA that issued the chain held", "letsencrypt", "google")),
+			opt("ca", enum("The CA that issued the chain held", certs.CANames...)),
 			opt("certificate", str("PEM chain, leaf first")),
 			opt("private_key", str("PEM private key (managed only; a fresh key at every renewal)")),
 			opt("expires_at", dateTime("The chain's expiry; managed certificates renew at two thirds of their life")),

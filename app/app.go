@@ -150,7 +150,7 @@ func (a *App) Stop() error {
 // cas are the configured ACME CAs, the first public CA first.
 func (cfg *Config) cas() []certs.CA {
 	var out []certs.CA
-	for _, name := range []string{"letsencrypt", "google"} {
+	for _, name := range certs.CANames {
 		if ca, ok := cfg.ACMECAs[name]; ok {
 			out = append(out, certs.CA{Name: name, Directory: ca.Directory, Root: ca.Root, EABKid: ca.EABKid, EABHMAC: ca.EABHMAC})
 		}

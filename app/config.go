@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hostmint/hostmint/audit"
+	"github.com/hostmint/hostmint/certs"
 	"github.com/hostmint/hostmint/plans"
 	"github.com/hostmint/hostmint/storage"
 )
@@ -45,6 +46,9 @@ type Config struct {
 	Resolvers      []string // HOST:PORT
 	CTLog          string
 }
+
+// CANames are the ACME CAs an acme_ca may configure.
+var CANames = certs.CANames
 
 // Nameserver is one of the service's nameservers.
 type Nameserver struct {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hostmint/hostmint/certs"
 	"github.com/hostmint/hostmint/nsprobe"
 
 	"github.com/miekg/dns"
@@ -117,9 +118,6 @@ func checkDNS01(_ context.Context, _ Config, s Subject) Check {
 		s.LastChallenge.UTC().Format("2006-01-02T15:04:05.000Z")}
 }
 
-// caDomains are the CAA issuer domains of the two CAs.
-var caDomains = map[string]string{"letsencrypt": "letsencrypt.org", "google": "pki.goog"}
-
 func checkCAA(_ context.Context, _ Config, s Subject) Check {
 	if len(s.CAA) == 0 {
 		return Check{Verdict: Pass, Detail: "no CAA record: any CA may issue"}
@@ -135,8 +133,8 @@ func checkCAA(_ context.Context, _ Config, s Subject) Check {
 	if len(issuers) == 0 {
 		return Check{Verdict: Pass, Detail: "CAA holds no issue tag: any CA may issue"}
 	}
-	domain, known := caDomains[s.CA]
-	if !known {
+	domain := certs.CAAIdentity(s.CA)
+	if domain == "" {
 		return Check{Verdict: Unknown, Detail: fmt.Sprintf("CAA allows only %v; the CA your own client uses is not known here", issuers),
 			Action: "make sure your CA is one of " + strings.Join(issuers, ", ")}
 	}

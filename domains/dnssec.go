@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/records"
 	"github.com/hostmint/hostmint/seal"
 	"github.com/hostmint/hostmint/storage"
 	"github.com/miekg/dns"
@@ -118,24 +119,12 @@ func DS(d *storage.Domain) []string {
 
 // CAA policy: a list of presentation strings, each `FLAGS TAG "VALUE"`.
 
-// ParseCAA checks a CAA policy and returns its stored form (JSON).
+// ParseCAA checks a CAA policy by the rules of a caller's CAA record
+// (records.CAAPolicy) and returns its stored form (JSON).
 func ParseCAA(entries []string) (string, error) {
-	norm := make([]string, 0, len(entries))
-	for i, e := range entries {
-		rr, err := dns.NewRR("caa.invalid. 300 IN CAA " + e)
-		c, ok := rr.(*dns.CAA)
-		if err != nil || !ok {
-			return "", problem.BadRequest("caa[%d] %q is not FLAGS TAG \"VALUE\"", i, e)
-		}
-		switch c.Tag {
-		case "issue", "issuewild", "iodef":
-		default:
-			return "", problem.BadRequest("caa[%d]: tag must be issue, issuewild or iodef, got %q", i, c.Tag)
-		}
-		if !strings.Contains(e, `"`) {
-			return "", problem.BadRequest("caa[%d]: the value must be in double quotes", i)
-		}
-		norm = append(norm, strings.TrimPrefix(c.String(), c.Hdr.String()))
+	norm, err := records.CAAPolicy(entries)
+	if err != nil {
+		return "", err
 	}
 	b, _ := json.Marshal(norm)
 	return string(b), nil

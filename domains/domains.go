@@ -53,13 +53,8 @@ func Normalize(name string) string {
 		return ""
 	}
 	for _, l := range dns.SplitDomainName(n) {
-		if l[0] == '-' || l[len(l)-1] == '-' {
+		if labels.LDH(l) != nil {
 			return ""
-		}
-		for i := 0; i < len(l); i++ {
-			if c := l[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-				return ""
-			}
 		}
 	}
 	return n

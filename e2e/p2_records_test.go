@@ -993,6 +993,11 @@ func TestP2CAA(t *testing.T) {
 			{`issue "ca.example.net"`},                // flags missing
 			{`0 issue "ca.example.net"`, `0 bad "x"`}, // one bad entry of two
 			{""}, // empty entry
+			// The rules of a caller's CAA record: an iodef must be a URL
+			// a CA can report to, a value has no control characters.
+			{`0 iodef "not a url"`},
+			{`0 iodef "ftp://ca.example.net/"`},
+			{`0 issue "ca.example.net\007"`},
 		} {
 			if r := s.do("PATCH", "/api/admin/domains/"+did, s.admin, recObj{"caa": bad}); r.status != 400 || r.str("code") != "BAD_REQUEST" {
 				t.Errorf("PATCH caa %q: %d %s, want 400 BAD_REQUEST", bad, r.status, r.raw)

@@ -9,6 +9,7 @@ import (
 	"github.com/hostmint/hostmint/access"
 	"github.com/hostmint/hostmint/addrclass"
 	"github.com/hostmint/hostmint/apikey"
+	"github.com/hostmint/hostmint/certs"
 	"github.com/hostmint/hostmint/labels"
 	"github.com/hostmint/hostmint/plans"
 	"github.com/hostmint/hostmint/problem"
@@ -21,9 +22,6 @@ const (
 	CertSelf    = "self"
 	CertManaged = "managed"
 	CertCSR     = "csr"
-
-	CALetsEncrypt = "letsencrypt"
-	CAGoogle      = "google"
 )
 
 // CreateInput is a create request, fields as sent (nil: not sent).
@@ -90,12 +88,12 @@ func (s *Service) checkCertificate(c *created, in CreateInput) error {
 	default:
 		return problem.BadRequest("certificate must be self, managed or csr, got %q", c.certificate)
 	}
-	c.ca = CALetsEncrypt
+	c.ca = certs.LetsEncrypt
 	if in.CA != nil {
 		c.ca = *in.CA
 	}
-	if c.ca != CALetsEncrypt && c.ca != CAGoogle {
-		return problem.BadRequest("ca must be letsencrypt or google, got %q", c.ca)
+	if !certs.KnownCA(c.ca) {
+		return problem.BadRequest("ca must be %s, got %q", strings.Join(certs.CANames, " or "), c.ca)
 	}
 	if c.certificate == CertManaged && len(s.cfg.SealKey) == 0 {
 		return problem.NotImplemented("certificate managed needs a certificate encryption key, and this deployment has none configured")

@@ -94,8 +94,7 @@ func (s *Service) SetAddrs(ctx context.Context, p *access.Principal, id string, 
 				return crossing(h, class)
 			}
 		}
-		h.IP, h.Addrs, h.Target, h.RefreshAt = addrs[0].String(), joined, "", 0
-		h.Status, h.UpdatedAt = storage.StatusPending, now.UnixMilli()
+		repoint(h, addrs, "", 0, now)
 		if err := tx.UpdateHostname(ctx, h); err != nil {
 			return err
 		}

@@ -119,7 +119,7 @@ func (s *Service) List(ctx context.Context, p *access.Principal, limit, skip int
 	if page.Total, err = q.CountHostnames(ctx, f); err != nil {
 		return nil, err
 	}
-	if page.Active, err = q.CountHostnames(ctx, f, storage.StatusLive, storage.StatusPending); err != nil {
+	if page.Active, err = q.CountHostnames(ctx, f, storage.ActiveStatuses...); err != nil {
 		return nil, err
 	}
 	acct, err := q.Account(ctx, p.AccountID)

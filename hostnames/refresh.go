@@ -92,9 +92,7 @@ func (s *Service) refreshTarget(ctx context.Context, h *storage.Hostname) {
 				"target", h.Target, "class", ClassOf(h), "answer", ans.Addrs)
 			break
 		}
-		if joined := joinAddrs(addrs); joined != h.Addrs {
-			h.IP, h.Addrs, h.Status, h.UpdatedAt, changed = addrs[0].String(), joined, storage.StatusPending, now.UnixMilli(), true
-		}
+		changed = repoint(h, addrs, h.Target, next.UnixMilli(), now)
 	}
 	h.RefreshAt = next.UnixMilli()
 	_, err = s.store.Write(ctx, func(ctx context.Context, tx *storage.Tx) error {

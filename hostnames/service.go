@@ -90,7 +90,7 @@ const StatusExpired = "expired"
 // Status is the state h is in at now: a stored "live" whose idle time has
 // run out reads "expired" ([P1]).
 func (s *Service) Status(h *storage.Hostname, now time.Time) string {
-	if h.Status == storage.StatusLive && h.ExpiresAt != 0 && now.UnixMilli() >= h.ExpiresAt {
+	if h.Expired(now.UnixMilli()) {
 		return StatusExpired
 	}
 	return h.Status

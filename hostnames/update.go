@@ -92,16 +92,14 @@ func (s *Service) Update(ctx context.Context, p *access.Principal, id string, in
 		} else if addrs = targets.OfClass(answer.Addrs, class); len(addrs) == 0 {
 			return crossing(h, class)
 		}
-		joined := joinAddrs(addrs)
-		if h.Target == target && h.Addrs == joined {
+		var refreshAt int64
+		if target != "" {
+			refreshAt = now.Add(answer.TTL).UnixMilli()
+		}
+		if !repoint(h, addrs, target, refreshAt, now) {
 			tx.NoAudit()
 			return nil // the same address again: nothing to rewrite
 		}
-		h.IP, h.Addrs, h.Target, h.RefreshAt = addrs[0].String(), joined, target, 0
-		if target != "" {
-			h.RefreshAt = now.Add(answer.TTL).UnixMilli()
-		}
-		h.Status, h.UpdatedAt = storage.StatusPending, now.UnixMilli()
 		if err := tx.UpdateHostname(ctx, h); err != nil {
 			return err
 		}

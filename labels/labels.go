@@ -26,10 +26,21 @@ func Syntax(label string) error {
 	if n := len(label); n < MinLen || n > MaxLen {
 		return fmt.Errorf("must be %d to %d characters long, got %d", MinLen, MaxLen, n)
 	}
+	return LDH(label)
+}
+
+// LDH checks one label of a host name (RFC 1123): 1 to 63 lowercase
+// letters, digits and hyphens, neither first nor last a hyphen. Every
+// host name the service takes (hostnames, domains, record targets) is
+// made of such labels.
+func LDH(label string) error {
+	if n := len(label); n < 1 || n > MaxLen {
+		return fmt.Errorf("must be 1 to %d characters long, got %d", MaxLen, n)
+	}
 	// By rune, so that the message names the character sent ('ü', not the
 	// first byte of its UTF-8 read as 'Ã').
 	for _, c := range label {
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+		if !Char(c, false) {
 			return fmt.Errorf("may hold only lowercase letters, digits and hyphens, found %q", c)
 		}
 	}
@@ -37,6 +48,13 @@ func Syntax(label string) error {
 		return fmt.Errorf("must not start or end with a hyphen")
 	}
 	return nil
+}
+
+// Char reports whether c may stand in a label: a lowercase letter, a
+// digit or a hyphen, and with underscore also '_' (the _service._proto
+// names records are published under).
+func Char(c rune, underscore bool) bool {
+	return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || underscore && c == '_'
 }
 
 // Punycode reports whether label is an internationalised name's ASCII form

@@ -3,6 +3,7 @@ package labels
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -109,5 +110,32 @@ func TestPunycode(t *testing.T) {
 		if got := Punycode(label); got != want {
 			t.Errorf("Punycode(%q) = %v, want %v", label, got, want)
 		}
+	}
+}
+
+func TestLDH(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		label string
+		ok    bool
+	}{
+		{"a", true}, {"mail", true}, {"a-b", true}, {"xn--bcher-kva", true}, {strings.Repeat("a", 63), true},
+		{"", false}, {strings.Repeat("a", 64), false}, {"-a", false}, {"a-", false},
+		{"A", false}, {"a_b", false}, {"a.b", false}, {"ü", false}, {"a b", false},
+	} {
+		if err := LDH(tc.label); (err == nil) != tc.ok {
+			t.Errorf("LDH(%q) = %v, want ok %v", tc.label, err, tc.ok)
+		}
+	}
+	for _, c := range "az09-" {
+		if !Char(c, false) || !Char(c, true) {
+			t.Errorf("Char(%q) refused", c)
+		}
+	}
+	if Char('_', false) || !Char('_', true) {
+		t.Errorf("an underscore must stand only where underscore is asked for")
+	}
+	if Char('A', true) || Char('.', true) {
+		t.Errorf("Char takes upper case or a dot")
 	}
 }

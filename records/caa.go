@@ -77,3 +77,30 @@ func caaRR(d Data, h dns.RR_Header) (dns.RR, error) {
 	}
 	return &dns.CAA{Hdr: h, Flag: flags, Tag: d.Tag, Value: escape(d.Value)}, nil
 }
+
+// CAAPolicy checks a domain's CAA policy, each entry in presentation form
+// (`FLAGS TAG "VALUE"`), by the rules of a caller's CAA record, and returns
+// the entries in the form they are stored and served in.
+func CAAPolicy(entries []string) ([]string, error) {
+	norm := make([]string, 0, len(entries))
+	for i, e := range entries {
+		rr, err := dns.NewRR("caa.invalid. 300 IN CAA " + e)
+		c, ok := rr.(*dns.CAA)
+		if err != nil || !ok {
+			return nil, problem.BadRequest("caa[%d] %q is not FLAGS TAG \"VALUE\"", i, e)
+		}
+		if !strings.Contains(e, `"`) {
+			return nil, problem.BadRequest("caa[%d]: the value must be in double quotes", i)
+		}
+		flags, value := int(c.Flag), unescape(c.Value)
+		if _, err := parseCAA(Input{Flags: &flags, Tag: &c.Tag, Value: &value}, false, ""); err != nil {
+			msg := err.Error()
+			if pe, ok := problem.As(err); ok {
+				msg = pe.Message
+			}
+			return nil, problem.BadRequest("caa[%d]: %s", i, msg)
+		}
+		norm = append(norm, strings.TrimPrefix(c.String(), c.Hdr.String()))
+	}
+	return norm, nil
+}

@@ -11,10 +11,6 @@ import (
 // hostname and its domain inside DNS's 255-byte limit on a whole name.
 const MaxNameLen = 190
 
-// acmeLabel is where DNS-01 challenges are published; callers must not be
-// able to shadow or list them as their own records.
-const acmeLabel = "_acme-challenge"
-
 // parseName checks the optional record name: one or more labels of a-z 0-9
 // hyphen and underscore (underscore for _service._proto names), lowercased.
 // Wildcards are refused: one record would then answer for every name below
@@ -40,14 +36,13 @@ func parseName(p *string) (string, error) {
 		if strings.Contains(l, "*") {
 			return "", problem.BadRequest("name must not hold a wildcard (*)")
 		}
-		for i := 0; i < len(l); i++ {
-			c := l[i]
-			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-				return "", problem.BadRequest("name may hold only a-z, 0-9, hyphens and underscores, found %q", rune(c))
+		for _, c := range l {
+			if !labels.Char(c, true) {
+				return "", problem.BadRequest("name may hold only a-z, 0-9, hyphens and underscores, found %q", c)
 			}
 		}
-		if l == acmeLabel {
-			return "", problem.BadRequest("name: %s is reserved for DNS-01 challenges", acmeLabel)
+		if l == ChallengeLabel {
+			return "", problem.BadRequest("name: %s is reserved for DNS-01 challenges", ChallengeLabel)
 		}
 	}
 	return name, nil
@@ -69,25 +64,16 @@ func parseHost(field string, p *string) (string, error) {
 	if len(h) > 253 {
 		return "", problem.BadRequest("%s must be at most 253 bytes, got %d", field, len(h))
 	}
-	labels := strings.Split(h, ".")
-	if len(labels) < 2 {
+	ls := strings.Split(h, ".")
+	if len(ls) < 2 {
 		return "", problem.BadRequest("%s must be a fully qualified host name such as mail.example.org, got %q", field, *p)
 	}
-	for _, l := range labels {
-		if l == "" || len(l) > 63 {
-			return "", problem.BadRequest("%s: each label must be 1 to 63 bytes, in %q", field, *p)
-		}
-		for i := 0; i < len(l); i++ {
-			c := l[i]
-			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-				return "", problem.BadRequest("%s must be a host name of letters, digits and hyphens, found %q", field, rune(c))
-			}
-		}
-		if l[0] == '-' || l[len(l)-1] == '-' {
-			return "", problem.BadRequest("%s: a label must not start or end with a hyphen, in %q", field, *p)
+	for _, l := range ls {
+		if err := labels.LDH(l); err != nil {
+			return "", problem.BadRequest("%s must be a host name: each label %s, in %q", field, err, *p)
 		}
 	}
-	if strings.Trim(labels[len(labels)-1], "0123456789") == "" {
+	if strings.Trim(ls[len(ls)-1], "0123456789") == "" {
 		return "", problem.BadRequest("%s must be a host name, not an IP address", field)
 	}
 	return h, nil

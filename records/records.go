@@ -133,6 +133,11 @@ var kinds = map[string]kind{
 	"SVCB":  {dns.TypeSVCB, []string{"priority", "target", "params"}, parseSVCB, svcbRR},
 }
 
+// Fields are the input fields of record type typ, as the API names them
+// (nil for a type that is not one of Types). The API's schemas and the
+// dashboard's forms are checked against them.
+func Fields(typ string) []string { return slices.Clone(kinds[typ].fields) }
+
 // Parse applies every rule to a request body. create is true for POST and
 // false for PUT, where TXT takes one string of at most 255 bytes.
 func Parse(in Input, create bool) (*Record, error) {

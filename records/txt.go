@@ -137,3 +137,29 @@ func escape(s string) string {
 	}
 	return b.String()
 }
+
+// unescape reads text in presentation form (what escape writes: \X and
+// \DDD) back into the bytes it stands for.
+func unescape(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c != '\\' || i+1 == len(s):
+			b.WriteByte(c)
+		case i+3 < len(s) && isDigit(s[i+1]) && isDigit(s[i+2]) && isDigit(s[i+3]):
+			n := int(s[i+1]-'0')*100 + int(s[i+2]-'0')*10 + int(s[i+3]-'0')
+			b.WriteByte(byte(min(n, 255)))
+			i += 3
+		default:
+			b.WriteByte(s[i+1])
+			i++
+		}
+	}
+	return b.String()
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }

@@ -121,6 +121,22 @@ const (
 	StatusTerminated = "terminated"
 )
 
+// ActiveStatuses are the stored statuses of a hostname that DNS serves and
+// its account's cap counts: live, and pending (new or repointed, on its
+// way to live, and served meanwhile). An idle [P1] name past its
+// expires_at stays stored live: Expired tells, and DNS stops answering it
+// at that instant without a write.
+var ActiveStatuses = []string{StatusLive, StatusPending}
+
+// Active reports whether h's stored status is one of ActiveStatuses.
+func (h *Hostname) Active() bool { return h.Status == StatusLive || h.Status == StatusPending }
+
+// Expired reports whether h is live but its idle expiry has passed at now
+// (Unix ms); expires_at 0 never expires.
+func (h *Hostname) Expired(now int64) bool {
+	return h.Status == StatusLive && h.ExpiresAt != 0 && now >= h.ExpiresAt
+}
+
 // RateEvent is one counted action of an account (a registration, an
 // update), kept a short while so that limits hold across every node.
 type RateEvent struct {

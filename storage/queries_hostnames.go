@@ -79,7 +79,7 @@ var updateHostname = newPGStatement("update_hostname", func(db *bun.DB) string {
 func (q Queries) CountActive(ctx context.Context, accountID string, now int64) (int, error) {
 	n, err := q.db.NewSelect().Model((*Hostname)(nil)).
 		Where("account_id = ? AND status IN (?) AND (expires_at = 0 OR expires_at > ?)",
-			accountID, bun.In([]string{StatusLive, StatusPending}), now).
+			accountID, bun.In(ActiveStatuses), now).
 		Count(ctx)
 	return int(n), mapErr(err)
 }

@@ -50,7 +50,7 @@ func (q Queries) ScanRecords(ctx context.Context, fn func(*Record) error) error 
 	rows, err := q.db.NewSelect().Model((*Record)(nil)).
 		Column("record.id", "record.hostname_id", "record.name", "record.type", "record.data").
 		Join("JOIN hostnames AS h ON h.id = record.hostname_id").
-		Where("h.status IN (?)", bun.In([]string{StatusLive, StatusPending})).Rows(ctx)
+		Where("h.status IN (?)", bun.In(ActiveStatuses)).Rows(ctx)
 	if err != nil {
 		return mapErr(err)
 	}

@@ -171,7 +171,7 @@ func (ix *Index) replace(t *nameTable, h *storage.Hostname, own *node, below map
 // newest first). Expiry is checked at answer time, so an idle name stops
 // resolving the moment it expires without any write.
 func buildNodes(h *storage.Hostname, recs []storage.Record, chals []storage.Challenge) (own *node, below map[string]*node) {
-	if h.Status != storage.StatusLive && h.Status != storage.StatusPending {
+	if !h.Active() {
 		return nil, nil
 	}
 	addrs := h.ServedAddrs()

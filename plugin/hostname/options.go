@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -105,8 +106,8 @@ var options = []option{
 	{"blocked_labels", "PATH", 1, 1, text(func(c *config) *string { return &c.app.BlockedLabels })},
 	{"feed_poll", "DURATION", 1, 1, duration(func(c *config) *time.Duration { return &c.app.FeedPoll }, 0)},
 	{"acme_ca", "letsencrypt|google DIRECTORY_URL [ROOT_PEM_FILE]", 2, 3, func(cfg *config, a []string) error {
-		if a[0] != "letsencrypt" && a[0] != "google" {
-			return fmt.Errorf("name must be letsencrypt or google, got %q", a[0])
+		if !slices.Contains(app.CANames, a[0]) {
+			return fmt.Errorf("name must be %s, got %q", strings.Join(app.CANames, " or "), a[0])
 		}
 		if err := httpURL(a[1]); err != nil {
 			return fmt.Errorf("%s: %w", a[0], err)
