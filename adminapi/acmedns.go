@@ -21,7 +21,7 @@ type credentialView struct {
 }
 
 func (s *Server) createCredential(c *call) (int, any, error) {
-	cred, err := s.hostnames.CreateCredential(c.r.Context(), c.principal, c.r.PathValue("id"))
+	cred, err := s.certs.CreateCredential(c.r.Context(), c.principal, c.r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -48,7 +48,7 @@ func (s *Server) acmeUpdate(c *call) (int, any, error) {
 	// and a 401 is never recorded, so an entry names a real credential.
 	user := c.r.Header.Get("X-Api-User")
 	c.r = s.audit(c.w, c.r, "acme:"+user, "", "credential:"+user)
-	err := s.hostnames.PublishChallenge(c.r.Context(), hostnames.ChallengeUpdate{
+	err := s.certs.PublishChallenge(c.r.Context(), hostnames.ChallengeUpdate{
 		User: c.r.Header.Get("X-Api-User"), Key: c.r.Header.Get("X-Api-Key"), Subdomain: req.Subdomain, TXT: req.TXT,
 	})
 	if err != nil {

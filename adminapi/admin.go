@@ -160,18 +160,18 @@ func (s *Server) patchDomain(c *call) (int, any, error) {
 }
 
 func (s *Server) suspendHostname(c *call) (int, any, error) {
-	return s.abuse(c, s.hostnames.Suspend)
+	return s.abuseAction(c, s.abuse.Suspend)
 }
 
 func (s *Server) restoreHostname(c *call) (int, any, error) {
-	return s.abuse(c, s.hostnames.Restore)
+	return s.abuseAction(c, s.abuse.Restore)
 }
 
 func (s *Server) terminateHostname(c *call) (int, any, error) {
-	return s.abuse(c, s.hostnames.Terminate)
+	return s.abuseAction(c, s.abuse.Terminate)
 }
 
-func (s *Server) abuse(c *call, action func(context.Context, string) (*storage.Hostname, error)) (int, any, error) {
+func (s *Server) abuseAction(c *call, action func(context.Context, string) (*storage.Hostname, error)) (int, any, error) {
 	h, err := action(c.r.Context(), c.r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err

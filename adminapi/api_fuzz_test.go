@@ -93,12 +93,13 @@ func newFuzzAPI(tb testing.TB, d storage.Dialect, profile profile.Profile) *fuzz
 	hs := hostnames.New(store, hostnames.Config{
 		Profile: profile, IdleExpiry: time.Hour, SealKey: key, Certs: mgr,
 		// No resolver servers: a target answers 501, without DNS traffic.
-		Resolver:     &targets.Resolver{},
-		RecordWrites: 1 << 30, // the record rules, not the rate limit, are what is fuzzed
+		Resolver: &targets.Resolver{},
 	}, logger)
+	rules := hostnames.DefaultRules(hs)
+	rules.Records = hostnames.NewRecords(hs, 1<<30) // the record rules, not the rate limit, are what is fuzzed
 	auth := accounts.NewAuthenticator(store)
 	srv := New(Config{Profile: profile, BaseURL: "http://127.0.0.1:8080", AdminToken: fuzzAdmin,
-		Health: func(context.Context) error { return nil }}, hs, accounts.New(store, profile, auth), auth, domains.New(store, key), logger)
+		Health: func(context.Context) error { return nil }}, rules, accounts.New(store, profile, auth), auth, domains.New(store, key), logger)
 	a := &fuzzAPI{name: fmt.Sprintf("%s/P%d", d, profile), srv: srv, store: store, log: logs, ids: map[string]string{}}
 
 	team := `{"name":"main","plan":"business"}`
@@ -308,7 +309,7 @@ func TestPathWithNUL(t *testing.T) {
 
 func TestFuzzCoversBodyRoutes(t *testing.T) {
 	t.Parallel()
-	s := New(Config{Profile: 2}, nil, nil, nil, nil, slog.New(slog.DiscardHandler))
+	s := New(Config{Profile: 2}, hostnames.Rules{}, nil, nil, nil, slog.New(slog.DiscardHandler))
 	for _, r := range s.routes {
 		if r.body == "" {
 			continue

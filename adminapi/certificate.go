@@ -34,7 +34,7 @@ func (s *Server) submitCSR(c *call) (int, any, error) {
 	if err := decode(c.r, &req); err != nil {
 		return 0, nil, err
 	}
-	cert, err := s.hostnames.SubmitCSR(c.r.Context(), c.principal, c.r.PathValue("id"), req.CSR)
+	cert, err := s.certs.SubmitCSR(c.r.Context(), c.principal, c.r.PathValue("id"), req.CSR)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -42,7 +42,7 @@ func (s *Server) submitCSR(c *call) (int, any, error) {
 }
 
 func (s *Server) getCertificate(c *call) (int, any, error) {
-	st, err := s.hostnames.Certificate(c.r.Context(), c.principal, c.r.PathValue("id"))
+	st, err := s.certs.Certificate(c.r.Context(), c.principal, c.r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}

@@ -162,7 +162,7 @@ type diagnosisView struct {
 }
 
 func (s *Server) diagnose(c *call) (int, any, error) {
-	r, err := s.hostnames.Diagnose(c.r.Context(), c.principal, c.r.PathValue("id"))
+	r, err := s.diagnoser.Diagnose(c.r.Context(), c.principal, c.r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}

@@ -25,7 +25,7 @@ type recordsView struct {
 }
 
 func (s *Server) listRecords(c *call) (int, any, error) {
-	_, rs, err := s.hostnames.Records(c.r.Context(), c.principal, c.r.PathValue("id"))
+	_, rs, err := s.records.Records(c.r.Context(), c.principal, c.r.PathValue("id"))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -41,7 +41,7 @@ func (s *Server) createRecord(c *call) (int, any, error) {
 	if err := decode(c.r, &in); err != nil {
 		return 0, nil, err
 	}
-	r, err := s.hostnames.CreateRecord(c.r.Context(), c.principal, c.r.PathValue("id"), in)
+	r, err := s.records.CreateRecord(c.r.Context(), c.principal, c.r.PathValue("id"), in)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -53,7 +53,7 @@ func (s *Server) updateRecord(c *call) (int, any, error) {
 	if err := decode(c.r, &in); err != nil {
 		return 0, nil, err
 	}
-	r, err := s.hostnames.UpdateRecord(c.r.Context(), c.principal, c.r.PathValue("id"), c.r.PathValue("record_id"), in)
+	r, err := s.records.UpdateRecord(c.r.Context(), c.principal, c.r.PathValue("id"), c.r.PathValue("record_id"), in)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -61,7 +61,7 @@ func (s *Server) updateRecord(c *call) (int, any, error) {
 }
 
 func (s *Server) deleteRecord(c *call) (int, any, error) {
-	if err := s.hostnames.DeleteRecord(c.r.Context(), c.principal, c.r.PathValue("id"), c.r.PathValue("record_id")); err != nil {
+	if err := s.records.DeleteRecord(c.r.Context(), c.principal, c.r.PathValue("id"), c.r.PathValue("record_id")); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusNoContent, nil, nil

@@ -59,7 +59,11 @@ type Config struct {
 // Server serves the API.
 type Server struct {
 	cfg       Config
-	hostnames *hostnames.Service
+	hostnames *hostnames.Service // the lifecycle
+	records   *hostnames.Records
+	certs     *hostnames.Certificates
+	abuse     *hostnames.Abuse
+	diagnoser *hostnames.Diagnoser
 	accounts  *accounts.Service
 	auth      *accounts.Authenticator
 	domains   *domains.Service
@@ -69,8 +73,9 @@ type Server struct {
 }
 
 // New builds the server and its routes.
-func New(cfg Config, h *hostnames.Service, a *accounts.Service, auth *accounts.Authenticator, d *domains.Service, log *slog.Logger) *Server {
-	s := &Server{cfg: cfg, hostnames: h, accounts: a, auth: auth, domains: d, log: log, mux: http.NewServeMux()}
+func New(cfg Config, h hostnames.Rules, a *accounts.Service, auth *accounts.Authenticator, d *domains.Service, log *slog.Logger) *Server {
+	s := &Server{cfg: cfg, hostnames: h.Lifecycle, records: h.Records, certs: h.Certificates, abuse: h.Abuse, diagnoser: h.Diagnoser,
+		accounts: a, auth: auth, domains: d, log: log, mux: http.NewServeMux()}
 	// Every route is documented (marked with its profile); only the
 	// deployment's profile's routes are served.
 	s.routes = s.routeTable()

@@ -101,22 +101,29 @@ func Start(cfg Config, newIndex NewIndex) (*App, error) {
 	logger := slog.Default().With("plugin", "hostname")
 	mgr := certs.New(n.store, certs.Config{CAs: cfg.cas(), Email: cfg.ACMEEmail, Key: key, Nameservers: cfg.probed(),
 		RenewAt: cfg.CertRenewAt, Observe: observeOrder}, logger)
+	resolver := &targets.Resolver{Servers: cfg.Resolvers}
 	hs := hostnames.New(n.store, hostnames.Config{
 		Profile: prof, IdleExpiry: cfg.IdleExpiry, Caps: cfg.Caps, Labels: policy, Reserved: reserved, Nameservers: nsNames,
-		SealKey: key, Certs: mgr, Resolver: &targets.Resolver{Servers: cfg.Resolvers}, RecordWrites: cfg.RecordWrites,
-		Diagnose:  diagnose.Config{Nameservers: cfg.diagnosed(), Resolvers: cfg.Resolvers, CTLog: cfg.CTLog, Budget: cfg.DiagnoseBudget},
-		Diagnoses: cfg.Diagnoses, ACMEUpdates: cfg.ACMEUpdates,
+		SealKey: key, Certs: mgr, Resolver: resolver,
 	}, logger)
+	rules := hostnames.Rules{
+		Lifecycle:    hs,
+		Records:      hostnames.NewRecords(hs, cfg.RecordWrites),
+		Certificates: hostnames.NewCertificates(hs, key, cfg.ACMEUpdates),
+		Abuse:        hostnames.NewAbuse(hs),
+		Diagnoser: hostnames.NewDiagnoser(hs, diagnose.Config{Nameservers: cfg.diagnosed(), Resolvers: cfg.Resolvers,
+			CTLog: cfg.CTLog, Budget: cfg.DiagnoseBudget}, cfg.Diagnoses),
+	}
 	accts := accounts.New(n.store, prof, n.auth)
 	audits := audit.New(n.store, logger)
 	audits.Failed, audits.Dropped = auditFailures.Inc, auditDropped.Inc
 	srv := adminapi.New(adminapi.Config{
 		Profile: prof, BaseURL: cfg.BaseURL, AdminToken: token, TrustedProxies: cfg.TrustedProxies,
 		Health: n.health, Audit: audits, Observe: observeAPI,
-	}, hs, accts, n.auth, doms, logger)
+	}, rules, accts, n.auth, doms, logger)
 	// The dashboard shares the listener and calls the same rules as the API.
 	dash := dashboard.New(dashboard.Config{Profile: prof, BaseURL: cfg.BaseURL, AdminToken: token,
-		Audit: audits, Address: srv.ClientAddr}, accts, hs, doms, logger)
+		Audit: audits, Address: srv.ClientAddr}, accts, rules, doms, logger)
 	api, err := acquireListener(cfg.API, dashboard.Mount(srv, dash))
 	if err != nil {
 		n.release()
@@ -127,7 +134,8 @@ func Start(cfg Config, newIndex NewIndex) (*App, error) {
 	wg.Go(func() { audits.Keep(wctx, cfg.AuditRetention, auditPurgeTick) })
 	wg.Go(func() { compactChanges(wctx, n.store, cfg.Changes, compactTick) })
 	if prof.Teams() {
-		wg.Go(func() { hs.Watch(wctx, &nsprobe.Prober{Servers: cfg.probed(), Result: observeProbe}, watchTick) })
+		watcher := hostnames.NewWatcher(hs, resolver)
+		wg.Go(func() { watcher.Watch(wctx, &nsprobe.Prober{Servers: cfg.probed(), Result: observeProbe}, watchTick) })
 		if mgr.Configured() {
 			wg.Go(func() { mgr.Run(wctx, certTick) })
 		}

@@ -46,7 +46,11 @@ type Config struct {
 type Handler struct {
 	cfg       Config
 	accounts  *accounts.Service
-	hostnames *hostnames.Service
+	hostnames *hostnames.Service // the lifecycle
+	records   *hostnames.Records
+	certs     *hostnames.Certificates
+	abuse     *hostnames.Abuse
+	diagnoser *hostnames.Diagnoser
 	domains   *domains.Service
 	log       *slog.Logger
 	mux       *http.ServeMux
@@ -61,8 +65,9 @@ const maxForm = 16 << 10
 const requestTimeout = 10 * time.Second
 
 // New builds the dashboard's handler.
-func New(cfg Config, a *accounts.Service, h *hostnames.Service, d *domains.Service, log *slog.Logger) *Handler {
-	dh := &Handler{cfg: cfg, accounts: a, hostnames: h, domains: d, log: log, mux: http.NewServeMux(),
+func New(cfg Config, a *accounts.Service, h hostnames.Rules, d *domains.Service, log *slog.Logger) *Handler {
+	dh := &Handler{cfg: cfg, accounts: a, hostnames: h.Lifecycle, records: h.Records, certs: h.Certificates, abuse: h.Abuse,
+		diagnoser: h.Diagnoser, domains: d, log: log, mux: http.NewServeMux(),
 		secure: strings.HasPrefix(strings.ToLower(cfg.BaseURL), "https://")}
 	m := dh.mux
 	m.HandleFunc("GET "+Prefix+"{$}", dh.home)

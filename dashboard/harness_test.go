@@ -75,8 +75,8 @@ func newSiteAudited(t *testing.T, d storage.Dialect, profile profile.Profile, ba
 	if audited {
 		audits = audit.New(store, log)
 	}
-	api := adminapi.New(adminapi.Config{Profile: profile, BaseURL: baseURL, AdminToken: adminToken, Audit: audits}, hs, acc, auth, doms, log)
-	dash := dashboard.New(dashboard.Config{Profile: profile, BaseURL: baseURL, AdminToken: adminToken, Audit: audits}, acc, hs, doms, log)
+	api := adminapi.New(adminapi.Config{Profile: profile, BaseURL: baseURL, AdminToken: adminToken, Audit: audits}, hostnames.DefaultRules(hs), acc, auth, doms, log)
+	dash := dashboard.New(dashboard.Config{Profile: profile, BaseURL: baseURL, AdminToken: adminToken, Audit: audits}, acc, hostnames.DefaultRules(hs), doms, log)
 	h = dashboard.Mount(api, dash)
 	return &site{t: t, url: srv.URL, accounts: acc, db: db}
 }

@@ -90,7 +90,7 @@ func (h *Handler) renderHostname(w http.ResponseWriter, r *http.Request, v *visi
 	hv.RecordTypes = recordTypes
 	hv.ServerURL = strings.TrimRight(h.cfg.BaseURL, "/") + "/api/acme"
 	if h.cfg.Profile.Teams() {
-		_, rs, err := h.hostnames.Records(ctx, p, id)
+		_, rs, err := h.records.Records(ctx, p, id)
 		if err != nil {
 			h.failed(w, r, err)
 			return
@@ -100,7 +100,7 @@ func (h *Handler) renderHostname(w http.ResponseWriter, r *http.Request, v *visi
 		}
 		if hn.Certificate == hostnames.CertCSR || hn.Certificate == hostnames.CertManaged {
 			hv.Cert = &certState{}
-			st, err := h.hostnames.Certificate(ctx, p, id)
+			st, err := h.certs.Certificate(ctx, p, id)
 			if pr, ok := problem.As(err); ok {
 				hv.Cert.Note = pr.Message // "no certificate yet: ..."
 			} else if err != nil {
@@ -243,7 +243,7 @@ func (h *Handler) actionFailed(w http.ResponseWriter, r *http.Request, v *visit,
 // createCredential makes a DNS-01 credential and shows its password once.
 func (h *Handler) createCredential(w http.ResponseWriter, r *http.Request, v *visit) {
 	id := r.PathValue("id")
-	cred, err := h.hostnames.CreateCredential(r.Context(), principal(v.sess), id)
+	cred, err := h.certs.CreateCredential(r.Context(), principal(v.sess), id)
 	if err != nil {
 		f := newForm()
 		h.actionFailed(w, r, v, err, f, nil, func(hv *hostnameView) { hv.CredError = f.Errors[""] })
@@ -256,7 +256,7 @@ func (h *Handler) createCredential(w http.ResponseWriter, r *http.Request, v *vi
 // runDiagnose runs the report and shows it; it is not stored, as the API's
 // is not.
 func (h *Handler) runDiagnose(w http.ResponseWriter, r *http.Request, v *visit) {
-	rep, err := h.hostnames.Diagnose(r.Context(), principal(v.sess), r.PathValue("id"))
+	rep, err := h.diagnoser.Diagnose(r.Context(), principal(v.sess), r.PathValue("id"))
 	if err != nil {
 		f := newForm()
 		h.actionFailed(w, r, v, err, f, nil, func(hv *hostnameView) { hv.DiagnoseErr = f.Errors[""] })

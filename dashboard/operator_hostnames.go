@@ -162,11 +162,11 @@ func (h *Handler) opAbuse(w http.ResponseWriter, r *http.Request, v *visit, verb
 }
 
 func (h *Handler) opSuspend(w http.ResponseWriter, r *http.Request, v *visit) {
-	h.opAbuse(w, r, v, "suspend", "suspended", h.hostnames.Suspend)
+	h.opAbuse(w, r, v, "suspend", "suspended", h.abuse.Suspend)
 }
 
 func (h *Handler) opRestore(w http.ResponseWriter, r *http.Request, v *visit) {
-	h.opAbuse(w, r, v, "restore", "restored (pending until every nameserver serves it)", h.hostnames.Restore)
+	h.opAbuse(w, r, v, "restore", "restored (pending until every nameserver serves it)", h.abuse.Restore)
 }
 
 type opTerminateView struct {
@@ -232,5 +232,5 @@ func (h *Handler) opTerminate(w http.ResponseWriter, r *http.Request, v *visit) 
 		http.Redirect(w, r, next, http.StatusSeeOther)
 		return
 	}
-	h.opAbuse(w, r, v, "terminate", "terminated", h.hostnames.Terminate)
+	h.opAbuse(w, r, v, "terminate", "terminated", h.abuse.Terminate)
 }

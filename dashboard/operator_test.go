@@ -53,8 +53,8 @@ func newSealedSite(t *testing.T) *site {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
 	t.Cleanup(srv.Close)
 	audits := audit.New(store, log)
-	api := adminapi.New(adminapi.Config{Profile: 2, BaseURL: srv.URL, AdminToken: adminToken, Audit: audits}, hs, acc, auth, doms, log)
-	dash := dashboard.New(dashboard.Config{Profile: 2, BaseURL: srv.URL, AdminToken: adminToken, Audit: audits}, acc, hs, doms, log)
+	api := adminapi.New(adminapi.Config{Profile: 2, BaseURL: srv.URL, AdminToken: adminToken, Audit: audits}, hostnames.DefaultRules(hs), acc, auth, doms, log)
+	dash := dashboard.New(dashboard.Config{Profile: 2, BaseURL: srv.URL, AdminToken: adminToken, Audit: audits}, acc, hostnames.DefaultRules(hs), doms, log)
 	h = dashboard.Mount(api, dash)
 	return &site{t: t, url: srv.URL, accounts: acc, db: db}
 }

@@ -225,7 +225,7 @@ func (h *Handler) createRecord(w http.ResponseWriter, r *http.Request, v *visit)
 		return
 	}
 	id := r.PathValue("id")
-	if _, err := h.hostnames.CreateRecord(r.Context(), principal(v.sess), id, in); err != nil {
+	if _, err := h.records.CreateRecord(r.Context(), principal(v.sess), id, in); err != nil {
 		h.actionFailed(w, r, v, err, f, recordErrorFields(t), set)
 		return
 	}
@@ -258,7 +258,7 @@ func (h *Handler) updateRecord(w http.ResponseWriter, r *http.Request, v *visit)
 		h.renderHostname(w, r, v, http.StatusBadRequest, hv)
 		return
 	}
-	if _, err := h.hostnames.UpdateRecord(r.Context(), principal(v.sess), id, rid, in); err != nil {
+	if _, err := h.records.UpdateRecord(r.Context(), principal(v.sess), id, rid, in); err != nil {
 		h.actionFailed(w, r, v, err, f, recordErrorFields(t), set)
 		return
 	}
@@ -268,7 +268,7 @@ func (h *Handler) updateRecord(w http.ResponseWriter, r *http.Request, v *visit)
 
 func (h *Handler) deleteRecord(w http.ResponseWriter, r *http.Request, v *visit) {
 	id, rid := r.PathValue("id"), r.PathValue("record")
-	if err := h.hostnames.DeleteRecord(r.Context(), principal(v.sess), id, rid); err != nil {
+	if err := h.records.DeleteRecord(r.Context(), principal(v.sess), id, rid); err != nil {
 		f := newForm()
 		h.actionFailed(w, r, v, err, f, nil, func(hv *hostnameView) { hv.RecordsError = f.Errors[""] })
 		return

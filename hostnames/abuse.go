@@ -15,7 +15,7 @@ import (
 // live once every nameserver serves it again. terminate: final (a certificate held is revoked).
 
 // Suspend holds a hostname; suspending a suspended one changes nothing.
-func (s *Service) Suspend(ctx context.Context, id string) (*storage.Hostname, error) {
+func (s *Abuse) Suspend(ctx context.Context, id string) (*storage.Hostname, error) {
 	return s.abuse(ctx, id, func(h *storage.Hostname) (string, error) {
 		switch h.Status {
 		case storage.StatusReleased, storage.StatusTerminated:
@@ -26,7 +26,7 @@ func (s *Service) Suspend(ctx context.Context, id string) (*storage.Hostname, er
 }
 
 // Restore ends a suspension.
-func (s *Service) Restore(ctx context.Context, id string) (*storage.Hostname, error) {
+func (s *Abuse) Restore(ctx context.Context, id string) (*storage.Hostname, error) {
 	return s.abuse(ctx, id, func(h *storage.Hostname) (string, error) {
 		if h.Status != storage.StatusSuspended {
 			return "", problem.Conflict("hostname %s is %s, not suspended", h.Name, h.Status)
@@ -37,7 +37,7 @@ func (s *Service) Restore(ctx context.Context, id string) (*storage.Hostname, er
 
 // Terminate ends a hostname for good; terminating a terminated one changes
 // nothing. Its label stays taken: nobody mints it again.
-func (s *Service) Terminate(ctx context.Context, id string) (*storage.Hostname, error) {
+func (s *Abuse) Terminate(ctx context.Context, id string) (*storage.Hostname, error) {
 	return s.abuse(ctx, id, func(h *storage.Hostname) (string, error) {
 		if h.Status == storage.StatusReleased {
 			return "", problem.Conflict("hostname %s was released and cannot be terminated", h.Name)
@@ -46,7 +46,7 @@ func (s *Service) Terminate(ctx context.Context, id string) (*storage.Hostname, 
 	})
 }
 
-func (s *Service) abuse(ctx context.Context, id string, next func(*storage.Hostname) (string, error)) (*storage.Hostname, error) {
+func (s *Abuse) abuse(ctx context.Context, id string, next func(*storage.Hostname) (string, error)) (*storage.Hostname, error) {
 	var h *storage.Hostname
 	err := s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
 		var err error

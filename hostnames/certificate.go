@@ -23,7 +23,7 @@ type CertificateState struct {
 
 // SubmitCSR takes a csr-mode hostname's certificate request and queues the
 // order; the chain held so far stays until the new one is issued.
-func (s *Service) SubmitCSR(ctx context.Context, p *access.Principal, id, csr string) (*storage.Certificate, error) {
+func (s *Certificates) SubmitCSR(ctx context.Context, p *access.Principal, id, csr string) (*storage.Certificate, error) {
 	var c *storage.Certificate
 	err := s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
 		h, err := s.certificateHost(ctx, tx, p, id, CertCSR)
@@ -53,7 +53,7 @@ func (s *Service) SubmitCSR(ctx context.Context, p *access.Principal, id, csr st
 }
 
 // Certificate returns what the service holds for a csr or managed hostname.
-func (s *Service) Certificate(ctx context.Context, p *access.Principal, id string) (*CertificateState, error) {
+func (s *Certificates) Certificate(ctx context.Context, p *access.Principal, id string) (*CertificateState, error) {
 	q := s.store.Reader()
 	h, err := s.owned(ctx, q, p, id, access.HostnamesRead, access.DNS01Write)
 	if err != nil {
@@ -77,7 +77,7 @@ func (s *Service) Certificate(ctx context.Context, p *access.Principal, id strin
 		return st, nil
 	}
 	if c.KeySealed != "" {
-		key, err := s.cfg.SealKey.Open(c.KeySealed, certs.KeyLabel(h.ID))
+		key, err := s.sealKey.Open(c.KeySealed, certs.KeyLabel(h.ID))
 		if err != nil {
 			s.log.Error("a managed key cannot be opened", "hostname", h.Name, "err", err)
 			return nil, problem.Internal()
@@ -89,7 +89,7 @@ func (s *Service) Certificate(ctx context.Context, p *access.Principal, id strin
 
 // certificateHost reads a hostname for a certificate call: in the mode
 // given, and held by the caller's team with dns01:write on it.
-func (s *Service) certificateHost(ctx context.Context, tx *storage.Tx, p *access.Principal, id, mode string) (*storage.Hostname, error) {
+func (s *Certificates) certificateHost(ctx context.Context, tx *storage.Tx, p *access.Principal, id, mode string) (*storage.Hostname, error) {
 	h, err := s.owned(ctx, tx, p, id, access.DNS01Write)
 	if err != nil {
 		return nil, err

@@ -49,7 +49,7 @@ func (s *Service) checkCreate(in CreateInput) (*created, error) {
 	}
 	c := &created{addr: addr}
 	custom, field := in.Label, "label"
-	if !s.cfg.Profile.Teams() {
+	if !s.profile.Teams() {
 		for name, v := range map[string]*string{"subdomain": in.Subdomain, "domain": in.Domain, "certificate": in.Certificate, "ca": in.CA} {
 			if v != nil {
 				return nil, problem.BadRequest("%s is not a field of this deployment (profile 1)", name)
@@ -113,7 +113,7 @@ func (s *Service) Create(ctx context.Context, p *access.Principal, in CreateInpu
 	if err != nil {
 		return nil, err
 	}
-	if s.cfg.Profile.Teams() && p.Reach(access.HostnamesWrite).Empty() {
+	if s.profile.Teams() && p.Reach(access.HostnamesWrite).Empty() {
 		return nil, p.Require(access.HostnamesWrite, access.Target{})
 	}
 	var h *storage.Hostname
@@ -128,7 +128,7 @@ func (s *Service) Create(ctx context.Context, p *access.Principal, in CreateInpu
 			label = c.label
 			known *storage.LabelState // the label's use, when read with the domain
 		)
-		if s.cfg.Profile.PlanGates() {
+		if s.profile.PlanGates() {
 			if err := s.checkPlan(acct, c); err != nil {
 				return err
 			}
@@ -149,7 +149,7 @@ func (s *Service) Create(ctx context.Context, p *access.Principal, in CreateInpu
 		if err := p.Require(access.HostnamesWrite, access.Target{Domain: dom.Name}); err != nil {
 			return err
 		}
-		if s.cfg.Profile.Teams() {
+		if s.profile.Teams() {
 			if err := ratelimit.Take(ctx, tx, acct.ID, ratelimit.Registrations, now); err != nil {
 				return err
 			}
@@ -167,7 +167,7 @@ func (s *Service) Create(ctx context.Context, p *access.Principal, in CreateInpu
 			Class: string(c.addr.class), Certificate: c.certificate, CA: c.ca,
 			Status: storage.StatusLive, CreatedAt: ms, UpdatedAt: ms, ExpiresAt: s.expiry(now),
 		}
-		if s.cfg.Profile.Teams() {
+		if s.profile.Teams() {
 			h.Status = storage.StatusPending // live once every nameserver answers for it
 		}
 		if h.Certificate == CertManaged { // its certificate row refers to it
@@ -271,7 +271,7 @@ func (s *Service) labelVerdict(dom *storage.Domain, label, accountID string, st 
 		return problem.Conflict("%s.%s is taken", label, dom.Name)
 	case !st.Retired:
 		return nil
-	case s.cfg.Profile.RetiresLabels():
+	case s.profile.RetiresLabels():
 		return problem.Conflict("%s.%s was released and is retired for good", label, dom.Name)
 	case st.RetiredBy != accountID:
 		return problem.Conflict("%s.%s was released by another team and stays theirs", label, dom.Name)

@@ -19,13 +19,13 @@ import (
 const DefaultDiagnoses = 10
 
 // Diagnose makes the authoritative report of a hostname ([P2]).
-func (s *Service) Diagnose(ctx context.Context, p *access.Principal, id string) (*diagnose.Report, error) {
+func (s *Diagnoser) Diagnose(ctx context.Context, p *access.Principal, id string) (*diagnose.Report, error) {
 	q := s.store.Reader()
 	h, err := s.owned(ctx, q, p, id, access.HostnamesRead)
 	if err != nil {
 		return nil, err
 	}
-	limit := ratelimit.Limit{Kind: "diagnose", Max: s.cfg.Diagnoses, Window: time.Minute, What: "diagnose reports"}
+	limit := ratelimit.Limit{Kind: "diagnose", Max: s.perMinute, Window: time.Minute, What: "diagnose reports"}
 	if limit.Max <= 0 {
 		limit.Max = DefaultDiagnoses
 	}
@@ -78,5 +78,5 @@ func (s *Service) Diagnose(ctx context.Context, p *access.Principal, id string) 
 	} else if !errors.Is(err, storage.ErrNotFound) {
 		return nil, err
 	}
-	return diagnose.Run(ctx, s.cfg.Diagnose, sub), nil
+	return diagnose.Run(ctx, s.cfg, sub), nil
 }

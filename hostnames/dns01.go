@@ -38,7 +38,7 @@ type NewCredential struct {
 }
 
 // CreateCredential makes a DNS-01 credential for a live hostname.
-func (s *Service) CreateCredential(ctx context.Context, p *access.Principal, hostnameID string) (*NewCredential, error) {
+func (s *Certificates) CreateCredential(ctx context.Context, p *access.Principal, hostnameID string) (*NewCredential, error) {
 	password := apikey.Random(25) // 40 characters, 200 bits
 	out := &NewCredential{Username: uuid4(), Password: password}
 	err := s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
@@ -75,7 +75,7 @@ type ChallengeUpdate struct {
 
 // PublishChallenge checks an update call and publishes its value: served at
 // once on this node, within the feed's lag on the others.
-func (s *Service) PublishChallenge(ctx context.Context, u ChallengeUpdate) error {
+func (s *Certificates) PublishChallenge(ctx context.Context, u ChallengeUpdate) error {
 	return s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
 		c, err := tx.Credential(ctx, u.User)
 		if errors.Is(err, storage.ErrNotFound) || err == nil && !apikey.Verify(c.PasswordHash, u.Key) {
@@ -116,7 +116,7 @@ func (s *Service) PublishChallenge(ctx context.Context, u ChallengeUpdate) error
 // takeACMEUpdate counts one update of credential user against its limit,
 // or answers 429 RATE_LIMITED with Retry-After. Only updates that would
 // publish count: a refused one writes nothing.
-func (s *Service) takeACMEUpdate(ctx context.Context, tx *storage.Tx, user string) error {
+func (s *Certificates) takeACMEUpdate(ctx context.Context, tx *storage.Tx, user string) error {
 	limit := ratelimit.Limit{Kind: "acme-update", Max: s.acmeUpdates(), Window: time.Minute, What: "updates"}
 	err := ratelimit.Take(ctx, tx, "credential:"+user, limit, s.now())
 	if p, ok := problem.As(err); ok && p.Code == problem.CodeRateLimited {
@@ -125,9 +125,9 @@ func (s *Service) takeACMEUpdate(ctx context.Context, tx *storage.Tx, user strin
 	return err
 }
 
-func (s *Service) acmeUpdates() int {
-	if s.cfg.ACMEUpdates > 0 {
-		return s.cfg.ACMEUpdates
+func (s *Certificates) acmeUpdates() int {
+	if s.updates > 0 {
+		return s.updates
 	}
 	return DefaultACMEUpdates
 }

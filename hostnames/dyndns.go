@@ -70,13 +70,13 @@ func (s *Service) FindWritable(ctx context.Context, p *access.Principal, name st
 // expiry (and revives an expired hostname) even when the address is the
 // same. changed reports whether the addresses differ from the stored ones.
 func (s *Service) SetAddrs(ctx context.Context, p *access.Principal, id string, addrs []netip.Addr) (h *storage.Hostname, changed bool, err error) {
-	if err := checkAddrs(s.cfg.Profile, addrs); err != nil {
+	if err := checkAddrs(s.profile, addrs); err != nil {
 		return nil, false, err
 	}
 	h, err = s.change(ctx, p, id, func(ctx context.Context, tx *storage.Tx, h *storage.Hostname, acct *account) error {
 		joined := joinAddrs(addrs)
 		changed = h.Addrs != joined || h.Target != ""
-		if !s.cfg.Profile.BothFamilies() {
+		if !s.profile.BothFamilies() {
 			a := addrs[0]
 			return s.setP1(ctx, tx, h, acct, parsedIP{addr: a, text: a.String(), class: addrclass.Of(a)})
 		}

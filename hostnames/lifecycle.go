@@ -14,7 +14,7 @@ import (
 // owned reads a hostname of the caller's team that the key may use with
 // one of scopes; another team's hostname is as unknown as one that does not
 // exist.
-func (s *Service) owned(ctx context.Context, q interface {
+func (s *core) owned(ctx context.Context, q interface {
 	Hostname(context.Context, string) (*storage.Hostname, error)
 }, p *access.Principal, id string, scopes ...string) (*storage.Hostname, error) {
 	read := q.Hostname
@@ -43,7 +43,7 @@ func (s *Service) owned(ctx context.Context, q interface {
 // returned as it is, not revived.
 func (s *Service) Get(ctx context.Context, p *access.Principal, id string) (*storage.Hostname, error) {
 	h, err := s.owned(ctx, s.store.Reader(), p, id, access.HostnamesRead)
-	if err != nil || !s.cfg.Profile.IdleExpiry() || !s.renewDue(h, s.now()) {
+	if err != nil || !s.profile.IdleExpiry() || !s.renewDue(h, s.now()) {
 		return h, err
 	}
 	err = s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
@@ -67,12 +67,12 @@ func (s *Service) Get(ctx context.Context, p *access.Principal, id string) (*sto
 // polling its hostname many times a minute costs one write a minute, and
 // the expiry it is shown is at most that much short of a fresh one. A
 // hundredth of idle_expiry when that is shorter (tests run with seconds).
-func (s *Service) renewEvery() time.Duration { return min(time.Minute, s.cfg.IdleExpiry/100) }
+func (s *core) renewEvery() time.Duration { return min(time.Minute, s.idleExpiry/100) }
 
 // renewDue reports whether a read at now renews h: it is live and its
 // expiry was last moved more than renewEvery ago.
-func (s *Service) renewDue(h *storage.Hostname, now time.Time) bool {
-	return s.Status(h, now) == storage.StatusLive && h.ExpiresAt < now.Add(s.cfg.IdleExpiry-s.renewEvery()).UnixMilli()
+func (s *core) renewDue(h *storage.Hostname, now time.Time) bool {
+	return s.Status(h, now) == storage.StatusLive && h.ExpiresAt < now.Add(s.idleExpiry-s.renewEvery()).UnixMilli()
 }
 
 // Page is one page of a list, with the [P2] envelope's counts.
@@ -92,7 +92,7 @@ func (s *Service) List(ctx context.Context, p *access.Principal, limit, skip int
 	}
 	q := s.store.Reader()
 	f := storage.Filter{AccountID: p.AccountID, Team: reach.Team, HostnameIDs: reach.Hostnames, Exclude: []string{storage.StatusReleased}}
-	if s.cfg.Profile.Teams() {
+	if s.profile.Teams() {
 		f.Exclude = append(f.Exclude, storage.StatusTerminated)
 	}
 	if len(reach.Domains) > 0 {
@@ -113,7 +113,7 @@ func (s *Service) List(ctx context.Context, p *access.Principal, limit, skip int
 		return nil, err
 	}
 	page := &Page{Hostnames: hs, Limit: limit, Skip: skip}
-	if !s.cfg.Profile.Teams() {
+	if !s.profile.Teams() {
 		return page, nil
 	}
 	if page.Total, err = q.CountHostnames(ctx, f); err != nil {
@@ -132,7 +132,7 @@ func (s *Service) List(ctx context.Context, p *access.Principal, limit, skip int
 
 // changeable reads the caller's hostname for a change, refusing the states
 // that take none.
-func (s *Service) changeable(ctx context.Context, tx *storage.Tx, p *access.Principal, id string) (*storage.Hostname, error) {
+func (s *core) changeable(ctx context.Context, tx *storage.Tx, p *access.Principal, id string) (*storage.Hostname, error) {
 	h, err := s.owned(ctx, tx, p, id, access.HostnamesWrite)
 	if err != nil {
 		return nil, err
@@ -196,7 +196,7 @@ func (s *Service) Renew(ctx context.Context, p *access.Principal, id string) (*s
 
 // change runs fn in one transaction on the caller's hostname, once
 // changeable has let it through, and returns the hostname as fn left it.
-func (s *Service) change(ctx context.Context, p *access.Principal, id string,
+func (s *core) change(ctx context.Context, p *access.Principal, id string,
 	fn func(context.Context, *storage.Tx, *storage.Hostname, *account) error) (*storage.Hostname, error) {
 	var h *storage.Hostname
 	err := s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {

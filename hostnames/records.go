@@ -33,7 +33,7 @@ const (
 )
 
 // Records lists a hostname's records, oldest first.
-func (s *Service) Records(ctx context.Context, p *access.Principal, hostnameID string) (*storage.Hostname, []storage.Record, error) {
+func (s *Records) Records(ctx context.Context, p *access.Principal, hostnameID string) (*storage.Hostname, []storage.Record, error) {
 	q := s.store.Reader()
 	h, err := s.owned(ctx, q, p, hostnameID, access.HostnamesRead)
 	if err != nil {
@@ -44,7 +44,7 @@ func (s *Service) Records(ctx context.Context, p *access.Principal, hostnameID s
 }
 
 // CreateRecord publishes a record under a hostname.
-func (s *Service) CreateRecord(ctx context.Context, p *access.Principal, hostnameID string, in records.Input) (*storage.Record, error) {
+func (s *Records) CreateRecord(ctx context.Context, p *access.Principal, hostnameID string, in records.Input) (*storage.Record, error) {
 	if in.Name == nil { // a name is read against the hostname's, below
 		if _, err := records.Parse(in, true); err != nil {
 			return nil, err
@@ -111,7 +111,7 @@ func relative(in records.Input, hostname string) records.Input {
 }
 
 // UpdateRecord changes a record's value; its id, type and name stay.
-func (s *Service) UpdateRecord(ctx context.Context, p *access.Principal, hostnameID, recordID string, in records.Input) (*storage.Record, error) {
+func (s *Records) UpdateRecord(ctx context.Context, p *access.Principal, hostnameID, recordID string, in records.Input) (*storage.Record, error) {
 	var out *storage.Record
 	err := s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
 		h, err := s.recordHost(ctx, tx, p, hostnameID, opChange)
@@ -163,7 +163,7 @@ func (s *Service) UpdateRecord(ctx context.Context, p *access.Principal, hostnam
 }
 
 // DeleteRecord removes a record.
-func (s *Service) DeleteRecord(ctx context.Context, p *access.Principal, hostnameID, recordID string) error {
+func (s *Records) DeleteRecord(ctx context.Context, p *access.Principal, hostnameID, recordID string) error {
 	return s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
 		h, err := s.recordHost(ctx, tx, p, hostnameID, opDelete)
 		if err != nil {
@@ -181,7 +181,7 @@ func (s *Service) DeleteRecord(ctx context.Context, p *access.Principal, hostnam
 
 // recordHost reads the hostname a record write is for, checks its state
 // and counts the write against the team's rate.
-func (s *Service) recordHost(ctx context.Context, tx *storage.Tx, p *access.Principal, id, op string) (*storage.Hostname, error) {
+func (s *Records) recordHost(ctx context.Context, tx *storage.Tx, p *access.Principal, id, op string) (*storage.Hostname, error) {
 	h, err := s.owned(ctx, tx, p, id, access.HostnamesWrite)
 	if err != nil {
 		return nil, err
@@ -208,9 +208,9 @@ func (s *Service) recordHost(ctx context.Context, tx *storage.Tx, p *access.Prin
 	return h, nil
 }
 
-func (s *Service) recordWrites() int {
-	if s.cfg.RecordWrites > 0 {
-		return s.cfg.RecordWrites
+func (s *Records) recordWrites() int {
+	if s.writes > 0 {
+		return s.writes
 	}
 	return DefaultRecordWrites
 }
@@ -226,7 +226,7 @@ func record(ctx context.Context, tx *storage.Tx, h *storage.Hostname, id string)
 
 // checkTLSA: a TLSA record means something only where DNSSEC protects it,
 // so it waits until the domain is signed and its DS published.
-func (s *Service) checkTLSA(ctx context.Context, tx *storage.Tx, h *storage.Hostname, rec *records.Record) error {
+func (s *Records) checkTLSA(ctx context.Context, tx *storage.Tx, h *storage.Hostname, rec *records.Record) error {
 	if rec.Type != "TLSA" {
 		return nil
 	}

@@ -24,8 +24,8 @@ const (
 // refreshTargets resolves the targets whose TTL has run out until ctx ends,
 // as fairPool allows; it reads the due list every refreshEvery and starts
 // more from it whenever a resolution ends.
-func (s *Service) refreshTargets(ctx context.Context) {
-	if s.cfg.Resolver == nil || len(s.cfg.Resolver.Servers) == 0 {
+func (s *Watcher) refreshTargets(ctx context.Context) {
+	if s.resolver == nil || len(s.resolver.Servers) == 0 {
 		return
 	}
 	pool := newFairPool(refreshParallel, refreshShare)
@@ -60,7 +60,7 @@ func (s *Service) refreshTargets(ctx context.Context) {
 	}
 }
 
-func (s *Service) targetsDue(ctx context.Context) []storage.Hostname {
+func (s *Watcher) targetsDue(ctx context.Context) []storage.Hostname {
 	hs, err := s.store.Reader().TargetsDueFair(ctx, time.Now().UnixMilli(), refreshList)
 	if err != nil && ctx.Err() == nil {
 		s.log.Warn("listing targets to refresh failed", "err", err)
@@ -71,11 +71,11 @@ func (s *Service) targetsDue(ctx context.Context) []storage.Hostname {
 // refreshTarget resolves h's target again. A target that now answers only
 // with addresses of the other class, or does not answer, leaves the
 // hostname on its last addresses.
-func (s *Service) refreshTarget(ctx context.Context, h *storage.Hostname) {
+func (s *Watcher) refreshTarget(ctx context.Context, h *storage.Hostname) {
 	seenAt, now := h.UpdatedAt, time.Now()
 	next := now.Add(refreshRetry) // when resolution fails
 	rctx, cancel := context.WithTimeout(ctx, refreshDeadline)
-	ans, err := s.cfg.Resolver.Resolve(rctx, h.Target)
+	ans, err := s.resolver.Resolve(rctx, h.Target)
 	cancel()
 	changed := false
 	switch {

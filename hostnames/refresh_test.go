@@ -117,7 +117,8 @@ func TestRefreshTargetsShare(t *testing.T) {
 				slog.New(slog.DiscardHandler))
 			ctx, cancel := context.WithCancel(t.Context())
 			stopped := make(chan struct{})
-			go func() { s.refreshTargets(ctx); close(stopped) }()
+			w := NewWatcher(s, s.cfg.Resolver)
+			go func() { w.refreshTargets(ctx); close(stopped) }()
 			defer func() { cancel(); <-stopped }()
 
 			t0 := time.Now()

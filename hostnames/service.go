@@ -15,7 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hostmint/hostmint/diagnose"
 	"github.com/hostmint/hostmint/plans"
 	"github.com/hostmint/hostmint/profile"
 
@@ -29,7 +28,8 @@ import (
 	"github.com/hostmint/hostmint/targets"
 )
 
-// Config is what the rules depend on.
+// Config is what the lifecycle of hostnames depends on: minting, reading,
+// repointing, renewing and releasing them.
 type Config struct {
 	Profile    profile.Profile
 	IdleExpiry time.Duration  // [P1]
@@ -49,23 +49,26 @@ type Config struct {
 	Certs *certs.Manager
 	// Resolver resolves [P2] targets; nil: targets are not available.
 	Resolver *targets.Resolver
-	// RecordWrites is the per-team recordWritePerMinute ([P2]); 0: the default.
-	RecordWrites int
-	// ACMEUpdates is the acme-dns updates one credential may make a
-	// minute; 0: DefaultACMEUpdates.
-	ACMEUpdates int
-	// Diagnose is what [P2] diagnose reports ask; Diagnoses their per-team
-	// rate a minute (0: the default).
-	Diagnose  diagnose.Config
-	Diagnoses int
 }
 
-// Service applies the rules to the store.
+// core is what every part of the hostname rules shares: the store, the
+// profile, the clock, and the rules of ownership and state (owned,
+// change, touch, Status).
+type core struct {
+	store      *storage.Store
+	profile    profile.Profile
+	idleExpiry time.Duration
+	log        *slog.Logger
+	now        func() time.Time
+}
+
+// Service is the lifecycle of hostnames. Records, certificates and
+// DNS-01, the background watcher, abuse actions and diagnose are parts
+// of their own (NewRecords, NewCertificates, NewWatcher, NewAbuse,
+// NewDiagnoser) on the same core.
 type Service struct {
-	store *storage.Store
-	cfg   Config
-	log   *slog.Logger
-	now   func() time.Time
+	*core
+	cfg Config
 }
 
 // New makes a Service.
@@ -76,7 +79,8 @@ func New(store *storage.Store, cfg Config, log *slog.Logger) *Service {
 	if cfg.Labels == nil {
 		cfg.Labels = labels.Default()
 	}
-	return &Service{store: store, cfg: cfg, log: log, now: time.Now}
+	c := &core{store: store, profile: cfg.Profile, idleExpiry: cfg.IdleExpiry, log: log, now: time.Now}
+	return &Service{core: c, cfg: cfg}
 }
 
 // Cap is the active-hostname cap of an account.
@@ -89,7 +93,7 @@ const StatusExpired = "expired"
 
 // Status is the state h is in at now: a stored "live" whose idle time has
 // run out reads "expired" ([P1]).
-func (s *Service) Status(h *storage.Hostname, now time.Time) string {
+func (s *core) Status(h *storage.Hostname, now time.Time) string {
 	if h.Expired(now.UnixMilli()) {
 		return StatusExpired
 	}
@@ -98,16 +102,16 @@ func (s *Service) Status(h *storage.Hostname, now time.Time) string {
 
 // write runs fn in one transaction; a client that resolves right after the
 // answer sees the change.
-func (s *Service) write(ctx context.Context, fn func(ctx context.Context, tx *storage.Tx) error) error {
+func (s *core) write(ctx context.Context, fn func(ctx context.Context, tx *storage.Tx) error) error {
 	return s.store.WriteVisible(ctx, fn)
 }
 
 // expiry is the expires_at of a hostname used at now (0: never, [P2]).
-func (s *Service) expiry(now time.Time) int64 {
-	if !s.cfg.Profile.IdleExpiry() {
+func (s *core) expiry(now time.Time) int64 {
+	if !s.profile.IdleExpiry() {
 		return 0
 	}
-	return now.Add(s.cfg.IdleExpiry).UnixMilli()
+	return now.Add(s.idleExpiry).UnixMilli()
 }
 
 // checkLabel applies the label rules to a custom label or subdomain: the
@@ -119,7 +123,7 @@ func (s *Service) checkLabel(field, label string) error {
 	if err := labels.Syntax(label); err != nil {
 		return problem.BadRequest("%s %s", field, err)
 	}
-	if s.cfg.Profile.Teams() {
+	if s.profile.Teams() {
 		return nil
 	}
 	if labels.Punycode(label) {

@@ -28,7 +28,7 @@ type UpdateInput struct {
 // address again changes nothing; a new one reads pending until every
 // nameserver serves it.
 func (s *Service) Update(ctx context.Context, p *access.Principal, id string, in UpdateInput) (*storage.Hostname, error) {
-	if !s.cfg.Profile.Teams() {
+	if !s.profile.Teams() {
 		if in.Target != nil {
 			return nil, problem.BadRequest("target is not a field of this deployment (profile 1)")
 		}

@@ -21,7 +21,7 @@ type Observer interface {
 // hold back a hostname going live, nor probes a refresh. Every node may run
 // it: each change is written only if the row is still as it was read, so
 // two nodes never undo each other.
-func (s *Service) Watch(ctx context.Context, obs Observer, tick time.Duration) {
+func (s *Watcher) Watch(ctx context.Context, obs Observer, tick time.Duration) {
 	var wg sync.WaitGroup
 	wg.Go(func() { s.probePending(ctx, obs, tick) })
 	wg.Go(func() { s.refreshTargets(ctx) })
@@ -29,7 +29,7 @@ func (s *Service) Watch(ctx context.Context, obs Observer, tick time.Duration) {
 }
 
 // probePending confirms pending hostnames every tick until ctx ends.
-func (s *Service) probePending(ctx context.Context, obs Observer, tick time.Duration) {
+func (s *Watcher) probePending(ctx context.Context, obs Observer, tick time.Duration) {
 	retry := map[string]*backoff{}
 	t := time.NewTicker(tick)
 	defer t.Stop()
@@ -59,7 +59,7 @@ const (
 // down costs each probe its timeout, and those must not add up.
 const probeParallel = 32
 
-func (s *Service) confirmPending(ctx context.Context, obs Observer, retry map[string]*backoff) {
+func (s *Watcher) confirmPending(ctx context.Context, obs Observer, retry map[string]*backoff) {
 	hs, err := s.store.Reader().HostnamesWithStatus(ctx, storage.StatusPending, 500)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -110,7 +110,7 @@ func (s *Service) confirmPending(ctx context.Context, obs Observer, retry map[st
 }
 
 // markLive writes h live unless it changed since it was read.
-func (s *Service) markLive(ctx context.Context, h *storage.Hostname) {
+func (s *Watcher) markLive(ctx context.Context, h *storage.Hostname) {
 	seenAt := h.UpdatedAt
 	h.Status, h.UpdatedAt = storage.StatusLive, time.Now().UnixMilli()
 	_, err := s.store.Write(ctx, func(ctx context.Context, tx *storage.Tx) error {
