@@ -41,7 +41,7 @@ bench: build test-deps
 # Go micro-benchmarks of the answer path, key authentication and a create
 # (with the statements it sends).
 bench-go:
-	$(GO) test -run '^$$' -bench . -benchmem ./plugin/hostname/ ./accounts/ ./apikey/ ./hostnames/
+	$(GO) test -run '^$$' -bench . -benchmem ./plugin/hostname/ ./app/ ./accounts/ ./apikey/ ./hostnames/
 
 clean:
 	rm -rf bin data

@@ -8,7 +8,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/apierror"
 )
 
 // Scope names.
@@ -95,9 +95,9 @@ func (p *Principal) Require(scope string, t Target) error {
 		what = "domain " + t.Domain
 	}
 	if limits := p.limits(scope, false); len(limits) > 0 {
-		return problem.Forbidden("this API key's %s scope is limited to %s; it does not reach %s", scope, strings.Join(limits, " and "), what)
+		return apierror.Forbidden("this API key's %s scope is limited to %s; it does not reach %s", scope, strings.Join(limits, " and "), what)
 	}
-	return problem.Forbidden("this API key lacks the %s scope for %s; it is limited to %s", scope, what, strings.Join(p.limits("", true), ", "))
+	return apierror.Forbidden("this API key lacks the %s scope for %s; it is limited to %s", scope, what, strings.Join(p.limits("", true), ", "))
 }
 
 // limits describes the reach of the key's grants of scope (all grants, each

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/apierror"
 )
 
 func TestAllowsAndRequire(t *testing.T) {
@@ -42,8 +42,8 @@ func TestAllowsAndRequire(t *testing.T) {
 			continue
 		}
 		if err != nil {
-			p, _ := problem.As(err)
-			if p.Status != 403 || p.Code != problem.CodeForbidden || !strings.Contains(p.Message, tc.msg) {
+			p, _ := apierror.As(err)
+			if p.Status != 403 || p.Code != apierror.CodeForbidden || !strings.Contains(p.Message, tc.msg) {
 				t.Errorf("%s: %d %s %q, want 403 FORBIDDEN containing %q", tc.name, p.Status, p.Code, p.Message, tc.msg)
 			}
 		}

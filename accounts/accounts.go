@@ -3,7 +3,7 @@
 // limit, scopes, and the authentication of bearer keys with a cache of
 // verified keys), and the dashboard's one-time sign-in links and sessions.
 //
-// It returns problem errors; it knows nothing of HTTP requests.
+// It returns apierror errors; it knows nothing of HTTP requests.
 package accounts
 
 import (
@@ -11,9 +11,9 @@ import (
 	"errors"
 	"time"
 
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/apikey"
 	"github.com/hostmint/hostmint/plans"
-	"github.com/hostmint/hostmint/problem"
 	"github.com/hostmint/hostmint/profile"
 	"github.com/hostmint/hostmint/storage"
 )
@@ -46,7 +46,7 @@ type Input struct {
 func (s *Service) apply(a *storage.Account, in Input) error {
 	if in.Name != nil {
 		if n := len(*in.Name); n == 0 || n > 200 {
-			return problem.BadRequest("name must be 1 to 200 characters")
+			return apierror.BadRequest("name must be 1 to 200 characters")
 		}
 		a.Name = *in.Name
 	}
@@ -58,7 +58,7 @@ func (s *Service) apply(a *storage.Account, in Input) error {
 	}
 	if in.Cap != nil {
 		if *in.Cap < 0 {
-			return problem.BadRequest("cap must not be negative")
+			return apierror.BadRequest("cap must not be negative")
 		}
 		c := *in.Cap
 		a.Cap = &c
@@ -72,10 +72,10 @@ func (s *Service) apply(a *storage.Account, in Input) error {
 // Create adds an account.
 func (s *Service) Create(ctx context.Context, in Input) (*storage.Account, error) {
 	if in.Name == nil {
-		return nil, problem.BadRequest("name is required")
+		return nil, apierror.BadRequest("name is required")
 	}
 	if in.Plan == nil {
-		return nil, problem.BadRequest("plan is required")
+		return nil, apierror.BadRequest("plan is required")
 	}
 	a := &storage.Account{ID: "acc_" + apikey.Random(10), Billing: true, CreatedAt: s.now().UnixMilli()}
 	if err := s.apply(a, in); err != nil {
@@ -99,7 +99,7 @@ func (s *Service) Get(ctx context.Context, id string) (*storage.Account, error) 
 	return a, err
 }
 
-func accountNotFound() error { return problem.NotFound("Account not found") }
+func accountNotFound() error { return apierror.NotFound("Account not found") }
 
 // Patch changes the fields sent.
 func (s *Service) Patch(ctx context.Context, id string, in Input) (*storage.Account, error) {

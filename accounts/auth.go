@@ -12,8 +12,8 @@ import (
 	"github.com/coredns/coredns/plugin/pkg/cache"
 
 	"github.com/hostmint/hostmint/access"
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/apikey"
-	"github.com/hostmint/hostmint/problem"
 	"github.com/hostmint/hostmint/storage"
 )
 
@@ -65,11 +65,11 @@ func NewAuthenticator(store *storage.Store) *Authenticator {
 func (a *Authenticator) Authenticate(ctx context.Context, header string) (*access.Principal, error) {
 	scheme, token, ok := strings.Cut(header, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return nil, problem.Unauthorized()
+		return nil, apierror.Unauthorized()
 	}
 	id, secret, ok := apikey.Parse(strings.TrimSpace(token))
 	if !ok {
-		return nil, problem.Unauthorized()
+		return nil, apierror.Unauthorized()
 	}
 	now := a.now()
 	k, err := a.lookup(ctx, id, now)
@@ -77,11 +77,11 @@ func (a *Authenticator) Authenticate(ctx context.Context, header string) (*acces
 		return nil, err
 	}
 	if k == nil || k.revoked || !apikey.Verify(k.hash, secret) {
-		return nil, problem.Unauthorized()
+		return nil, apierror.Unauthorized()
 	}
 	if k.expiresAt != 0 && now.UnixMilli() >= k.expiresAt {
 		when := time.UnixMilli(k.expiresAt).UTC().Format("2006-01-02T15:04:05.000Z")
-		return nil, problem.New(http.StatusUnauthorized, problem.CodeKeyExpired,
+		return nil, apierror.New(http.StatusUnauthorized, apierror.CodeKeyExpired,
 			"API key expired at %s; create a new key", when)
 	}
 	return &k.principal, nil

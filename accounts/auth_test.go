@@ -7,14 +7,14 @@ import (
 	"time"
 
 	"github.com/hostmint/hostmint/accounts"
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/apikey"
-	"github.com/hostmint/hostmint/problem"
 	"github.com/hostmint/hostmint/storage"
 	"github.com/hostmint/hostmint/storage/storagetest"
 )
 
 func code(err error) string {
-	if p, ok := problem.As(err); ok {
+	if p, ok := apierror.As(err); ok {
 		return p.Code
 	}
 	if err != nil {
@@ -61,11 +61,11 @@ func TestAuthenticate(t *testing.T) {
 				{"Bearer " + k.Token, ""},
 				{"bearer " + k.Token, ""},
 				{"Bearer  " + k.Token + " ", ""},
-				{"", problem.CodeUnauthorized},
-				{"Bearer", problem.CodeUnauthorized},
-				{"Basic " + k.Token, problem.CodeUnauthorized},
-				{"Bearer " + k.Token + "x", problem.CodeUnauthorized},
-				{"Bearer svc_nokey_secret", problem.CodeUnauthorized},
+				{"", apierror.CodeUnauthorized},
+				{"Bearer", apierror.CodeUnauthorized},
+				{"Basic " + k.Token, apierror.CodeUnauthorized},
+				{"Bearer " + k.Token + "x", apierror.CodeUnauthorized},
+				{"Bearer svc_nokey_secret", apierror.CodeUnauthorized},
 			}
 			for _, tc := range tests {
 				p, err := auth.Authenticate(ctx, tc.header)
@@ -80,20 +80,20 @@ func TestAuthenticate(t *testing.T) {
 				t.Fatal(err)
 			}
 			time.Sleep(time.Until(soon) + 10*time.Millisecond)
-			if _, err := auth.Authenticate(ctx, "Bearer "+short.Token); code(err) != problem.CodeKeyExpired {
+			if _, err := auth.Authenticate(ctx, "Bearer "+short.Token); code(err) != apierror.CodeKeyExpired {
 				t.Fatalf("expired key: %v", err)
 			}
 			// Revocation works at once on this node, cache or not.
 			if err := svc.RevokeKey(ctx, k.Key.ID); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := auth.Authenticate(ctx, "Bearer "+k.Token); code(err) != problem.CodeUnauthorized {
+			if _, err := auth.Authenticate(ctx, "Bearer "+k.Token); code(err) != apierror.CodeUnauthorized {
 				t.Fatalf("revoked key: %v", err)
 			}
 			// A database that is gone is not "unauthorized".
 			store.Close()
 			fresh := accounts.NewAuthenticator(store)
-			if _, err := fresh.Authenticate(ctx, "Bearer "+short.Token); err == nil || code(err) == problem.CodeUnauthorized {
+			if _, err := fresh.Authenticate(ctx, "Bearer "+short.Token); err == nil || code(err) == apierror.CodeUnauthorized {
 				t.Fatalf("closed store: %v", err)
 			} else if !errors.Is(err, storage.ErrUnavailable) {
 				t.Logf("closed store error: %v", err)
@@ -131,7 +131,7 @@ func TestUnknownKeyRemembered(t *testing.T) {
 			ctx := context.Background()
 			store, auth, _, a := newAccount(t, d)
 			id, secret, token := apikey.New()
-			if _, err := auth.Authenticate(ctx, "Bearer "+token); code(err) != problem.CodeUnauthorized {
+			if _, err := auth.Authenticate(ctx, "Bearer "+token); code(err) != apierror.CodeUnauthorized {
 				t.Fatalf("unknown key: %v", err)
 			}
 			// Written behind the authenticator's back (as another node would):
@@ -146,7 +146,7 @@ func TestUnknownKeyRemembered(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := auth.Authenticate(ctx, "Bearer "+token); code(err) != problem.CodeUnauthorized {
+			if _, err := auth.Authenticate(ctx, "Bearer "+token); code(err) != apierror.CodeUnauthorized {
 				t.Fatalf("remembered miss: %v", err)
 			}
 			if err := auth.Apply(ctx, store.Reader(), []storage.Change{{Kind: storage.KindKey, Ref: id}}); err != nil {
@@ -168,7 +168,7 @@ func BenchmarkAuthenticateUnknown(b *testing.B) {
 	header := "Bearer " + token
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := auth.Authenticate(ctx, header); code(err) != problem.CodeUnauthorized {
+		if _, err := auth.Authenticate(ctx, header); code(err) != apierror.CodeUnauthorized {
 			b.Fatal(err)
 		}
 	}

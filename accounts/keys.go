@@ -8,8 +8,8 @@ import (
 
 	"github.com/hostmint/hostmint/access"
 
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/apikey"
-	"github.com/hostmint/hostmint/problem"
 	"github.com/hostmint/hostmint/storage"
 )
 
@@ -30,13 +30,13 @@ type NewKey struct {
 // CreateKey makes a key for an account.
 func (s *Service) CreateKey(ctx context.Context, accountID string, in KeyInput) (*NewKey, error) {
 	if len(in.Name) > 200 {
-		return nil, problem.BadRequest("name must be at most 200 characters")
+		return nil, apierror.BadRequest("name must be at most 200 characters")
 	}
 	now := s.now()
 	var exp int64
 	if in.ExpiresAt != nil {
 		if !in.ExpiresAt.After(now) {
-			return nil, problem.BadRequest("expires_at must be in the future")
+			return nil, apierror.BadRequest("expires_at must be in the future")
 		}
 		exp = in.ExpiresAt.UnixMilli()
 	}
@@ -63,7 +63,7 @@ func (s *Service) CreateKey(ctx context.Context, accountID string, in KeyInput) 
 			return err
 		}
 		if n >= MaxKeys {
-			return problem.Conflict("the account already holds %d keys; revoke one first", MaxKeys)
+			return apierror.Conflict("the account already holds %d keys; revoke one first", MaxKeys)
 		}
 		if err := tx.InsertKey(ctx, k); err != nil {
 			return err
@@ -80,15 +80,15 @@ func (s *Service) checkScopes(ctx context.Context, tx *storage.Tx, accountID str
 	var domains []storage.Domain
 	for i, sc := range scopes {
 		if !access.Known(sc.Scope) {
-			return problem.BadRequest("scopes[%d].scope must be hostnames:read, hostnames:write or dns01:write, got %q", i, sc.Scope)
+			return apierror.BadRequest("scopes[%d].scope must be hostnames:read, hostnames:write or dns01:write, got %q", i, sc.Scope)
 		}
 		switch {
 		case sc.Domain != "" && sc.Hostname != "":
-			return problem.BadRequest("scopes[%d] names both a domain and a hostname; a reach is one of them", i)
+			return apierror.BadRequest("scopes[%d] names both a domain and a hostname; a reach is one of them", i)
 		case sc.Hostname != "":
 			h, err := tx.Hostname(ctx, sc.Hostname)
 			if errors.Is(err, storage.ErrNotFound) || err == nil && h.AccountID != accountID {
-				return problem.BadRequest("scopes[%d].hostname %q is not a hostname of this account", i, sc.Hostname)
+				return apierror.BadRequest("scopes[%d].hostname %q is not a hostname of this account", i, sc.Hostname)
 			} else if err != nil {
 				return err
 			}
@@ -100,7 +100,7 @@ func (s *Service) checkScopes(ctx context.Context, tx *storage.Tx, accountID str
 				}
 			}
 			if !hasDomain(domains, sc.Domain) {
-				return problem.BadRequest("scopes[%d].domain %q is not a domain of this service", i, sc.Domain)
+				return apierror.BadRequest("scopes[%d].domain %q is not a domain of this service", i, sc.Domain)
 			}
 		}
 	}
@@ -129,7 +129,7 @@ func (s *Service) Keys(ctx context.Context, accountID string) ([]storage.APIKey,
 func (s *Service) RevokeKey(ctx context.Context, keyID string) error {
 	_, err := s.store.Write(ctx, func(ctx context.Context, tx *storage.Tx) error {
 		if err := tx.RevokeKey(ctx, keyID, s.now().UnixMilli()); errors.Is(err, storage.ErrNotFound) {
-			return problem.NotFound("Key not found")
+			return apierror.NotFound("Key not found")
 		} else if err != nil {
 			return err
 		}

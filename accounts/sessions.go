@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/apikey"
-	"github.com/hostmint/hostmint/problem"
 	"github.com/hostmint/hostmint/storage"
 )
 
@@ -112,7 +112,7 @@ func (s *Service) RedeemSigninLink(ctx context.Context, token string) (secret st
 	return s.startSession(ctx, "", func(ctx context.Context, tx *storage.Tx, now time.Time) (string, error) {
 		id, err := tx.UseSigninLink(ctx, apikey.Hash(token), now.UnixMilli())
 		if errors.Is(err, storage.ErrNotFound) {
-			return "", problem.New(http.StatusUnauthorized, problem.CodeUnauthorized,
+			return "", apierror.New(http.StatusUnauthorized, apierror.CodeUnauthorized,
 				"this sign-in link is not valid: it was used already, it expired, or it was mistyped; ask your operator for a new one")
 		}
 		return id, err
@@ -191,7 +191,7 @@ func sessionOf(row *storage.Session) *Session {
 func (s *Service) RevokeAccountKey(ctx context.Context, accountID, keyID string) error {
 	k, err := s.store.Reader().Key(ctx, keyID)
 	if errors.Is(err, storage.ErrNotFound) || err == nil && (k.AccountID != accountID || k.RevokedAt != 0) {
-		return problem.NotFound("Key not found")
+		return apierror.NotFound("Key not found")
 	}
 	if err != nil {
 		return err

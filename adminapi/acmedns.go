@@ -3,8 +3,8 @@ package adminapi
 import (
 	"net/http"
 
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/hostnames"
-	"github.com/hostmint/hostmint/problem"
 )
 
 // The acme-dns protocol as its clients (lego, Traefik, certbot's hook,
@@ -62,6 +62,6 @@ func (s *Server) acmeHealth(*call) (int, any, error) {
 }
 
 func (s *Server) acmeRegister(*call) (int, any, error) {
-	return 0, nil, problem.NotImplemented("this service does not register acme-dns accounts: create a credential with " +
+	return 0, nil, apierror.NotImplemented("this service does not register acme-dns accounts: create a credential with " +
 		"POST /api/v1/hostnames/{id}/acme-credential and give your client its username, password and subdomain")
 }

@@ -16,10 +16,10 @@ import (
 	"time"
 
 	"github.com/hostmint/hostmint/accounts"
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/certs"
 	"github.com/hostmint/hostmint/domains"
 	"github.com/hostmint/hostmint/hostnames"
-	"github.com/hostmint/hostmint/problem"
 	"github.com/hostmint/hostmint/profile"
 	"github.com/hostmint/hostmint/seal"
 	"github.com/hostmint/hostmint/storage"
@@ -178,15 +178,15 @@ func (a *fuzzAPI) do(method, path string, h http.Header, body []byte) (int, http
 
 // codes are the error codes each status may carry.
 var codes = map[int][]string{
-	400: {problem.CodeBadRequest},
-	401: {problem.CodeUnauthorized, problem.CodeKeyExpired},
-	402: {problem.CodePaymentRequired},
-	403: {problem.CodeForbidden},
-	404: {problem.CodeNotFound},
-	405: {problem.CodeMethodNotAllowed},
-	409: {problem.CodeConflict, problem.CodeDomainProvisioning, problem.CodeNoDomainAvailable},
-	429: {problem.CodeRateLimited},
-	501: {problem.CodeNotImplemented},
+	400: {apierror.CodeBadRequest},
+	401: {apierror.CodeUnauthorized, apierror.CodeKeyExpired},
+	402: {apierror.CodePaymentRequired},
+	403: {apierror.CodeForbidden},
+	404: {apierror.CodeNotFound},
+	405: {apierror.CodeMethodNotAllowed},
+	409: {apierror.CodeConflict, apierror.CodeDomainProvisioning, apierror.CodeNoDomainAvailable},
+	429: {apierror.CodeRateLimited},
+	501: {apierror.CodeNotImplemented},
 }
 
 // check holds an answer of route rt to the contract: never a 5xx (but 501

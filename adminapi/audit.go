@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/storage"
 )
 
@@ -27,7 +27,7 @@ type auditListView struct {
 
 func (s *Server) listAudit(c *call) (int, any, error) {
 	if s.cfg.Audit == nil {
-		return 0, nil, problem.NotImplemented("this server keeps no audit log")
+		return 0, nil, apierror.NotImplemented("this server keeps no audit log")
 	}
 	q := c.r.URL.Query()
 	f := storage.AuditFilter{Actor: q.Get("actor"), AccountID: q.Get("account_id"), Action: q.Get("action"),
@@ -71,7 +71,7 @@ func timeParam(r *http.Request, name string) (int64, error) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, v)
 	if err != nil {
-		return 0, problem.BadRequest("query parameter %s must be an RFC 3339 date-time (2006-01-02T15:04:05Z), got %q", name, v)
+		return 0, apierror.BadRequest("query parameter %s must be an RFC 3339 date-time (2006-01-02T15:04:05Z), got %q", name, v)
 	}
 	return t.UnixMilli(), nil
 }

@@ -10,8 +10,8 @@ import (
 
 	"github.com/hostmint/hostmint/access"
 	"github.com/hostmint/hostmint/addrclass"
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/hostnames"
-	"github.com/hostmint/hostmint/problem"
 )
 
 // dyndns2 return codes. Routers and ddclient read these words, not HTTP
@@ -46,12 +46,12 @@ func (s *Server) dynUpdate(w http.ResponseWriter, r *http.Request) {
 	}
 	p, err := s.auth.Authenticate(r.Context(), "Bearer "+key)
 	if err != nil {
-		if pe, ok := problem.As(err); ok && pe.Status == http.StatusUnauthorized {
+		if pe, ok := apierror.As(err); ok && pe.Status == http.StatusUnauthorized {
 			dynUnauthorized(w)
 			return
 		}
 		s.log.Warn("dyndns2: authenticating failed", "err", err)
-		noteCode(w, problem.CodeUnavailable)
+		noteCode(w, apierror.CodeUnavailable)
 		writeText(w, http.StatusOK, dyn911)
 		return
 	}
@@ -63,17 +63,17 @@ func (s *Server) dynUpdate(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case len(names) == 0:
-		noteCode(w, problem.CodeBadRequest)
+		noteCode(w, apierror.CodeBadRequest)
 		writeText(w, http.StatusOK, dynNotFQDN)
 		return
 	case len(names) > maxDynHosts:
-		noteCode(w, problem.CodeBadRequest)
+		noteCode(w, apierror.CodeBadRequest)
 		writeText(w, http.StatusOK, dynNumhost)
 		return
 	}
 	addrs, ok := s.dynAddrs(r)
 	if !ok {
-		noteCode(w, problem.CodeBadRequest)
+		noteCode(w, apierror.CodeBadRequest)
 		writeText(w, http.StatusOK, dynBadagent)
 		return
 	}
@@ -143,12 +143,12 @@ func (s *Server) dynOne(ctx context.Context, p *access.Principal, name string, a
 		}
 	}
 	if errors.Is(err, hostnames.ErrNotName) {
-		return dynNotFQDN, problem.CodeBadRequest
+		return dynNotFQDN, apierror.CodeBadRequest
 	}
-	pe, ok := problem.As(err)
+	pe, ok := apierror.As(err)
 	if !ok {
 		s.log.Warn("dyndns2: update failed", "hostname", name, "err", err)
-		return dyn911, problem.CodeUnavailable
+		return dyn911, apierror.CodeUnavailable
 	}
 	switch pe.Status {
 	case http.StatusNotFound:
@@ -159,7 +159,7 @@ func (s *Server) dynOne(ctx context.Context, p *access.Principal, name string, a
 		// The address class is fixed for life; or the hostname was released
 		// or terminated since it was found, which the protocol calls nohost.
 		if _, err := s.hostnames.FindWritable(ctx, p, name); err != nil {
-			if fe, ok := problem.As(err); ok && fe.Status == http.StatusNotFound {
+			if fe, ok := apierror.As(err); ok && fe.Status == http.StatusNotFound {
 				return dynNohost, fe.Code
 			}
 		}

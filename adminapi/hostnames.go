@@ -5,9 +5,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/diagnose"
 	"github.com/hostmint/hostmint/hostnames"
-	"github.com/hostmint/hostmint/problem"
 )
 
 type createRequest struct {
@@ -78,7 +78,7 @@ func intParam(r *http.Request, name string, def int) (int, error) {
 			}
 			return maxLimit + 1, nil
 		}
-		return 0, problem.BadRequest("query parameter %s must be an integer, got %q", name, v)
+		return 0, apierror.BadRequest("query parameter %s must be an integer, got %q", name, v)
 	}
 	return n, nil
 }
@@ -149,7 +149,7 @@ func (s *Server) teamDomain(c *call) (int, any, error) {
 
 func (s *Server) health(c *call) (int, any, error) {
 	if err := s.cfg.Health(c.r.Context()); err != nil {
-		return 0, nil, problem.Unavailable("not ready: %v", err)
+		return 0, nil, apierror.Unavailable("not ready: %v", err)
 	}
 	return http.StatusOK, map[string]string{"status": "ok"}, nil
 }

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/apierror"
 )
 
 // MaxHeaderBytes caps a request's header block (request line and header
@@ -96,14 +96,14 @@ func refusal(p []byte) (status int, detail string, ok bool) {
 }
 
 func refusalAnswer(status int, detail string) []byte {
-	code, msg := problem.CodeBadRequest, ""
+	code, msg := apierror.CodeBadRequest, ""
 	switch status {
 	case http.StatusRequestHeaderFieldsTooLarge:
 		msg = fmt.Sprintf("the request line and header fields are larger than %dKB", MaxHeaderBytes>>10)
 	case http.StatusExpectationFailed:
 		msg = "the only expectation this server meets is Expect: 100-continue"
 	case http.StatusNotImplemented:
-		code, msg = problem.CodeNotImplemented, "unsupported Transfer-Encoding: only chunked is understood"
+		code, msg = apierror.CodeNotImplemented, "unsupported Transfer-Encoding: only chunked is understood"
 	case http.StatusHTTPVersionNotSupported:
 		msg = "unsupported HTTP version: send HTTP/1.0 or HTTP/1.1"
 	default:

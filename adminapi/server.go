@@ -27,10 +27,10 @@ import (
 	"github.com/hostmint/hostmint/profile"
 
 	"github.com/hostmint/hostmint/accounts"
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/audit"
 	"github.com/hostmint/hostmint/domains"
 	"github.com/hostmint/hostmint/hostnames"
-	"github.com/hostmint/hostmint/problem"
 	"github.com/hostmint/hostmint/storage"
 )
 
@@ -102,11 +102,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.ServeHTTP(rec, r)
 	if rec.status == http.StatusMethodNotAllowed {
 		w.Header().Set("Allow", rec.header.Get("Allow"))
-		s.writeError(w, r, problem.New(http.StatusMethodNotAllowed, problem.CodeMethodNotAllowed,
+		s.writeError(w, r, apierror.New(http.StatusMethodNotAllowed, apierror.CodeMethodNotAllowed,
 			"method %s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, rec.header.Get("Allow")))
 		return
 	}
-	s.writeError(w, r, problem.NotFound("no such endpoint: %s %s", r.Method, r.URL.Path))
+	s.writeError(w, r, apierror.NotFound("no such endpoint: %s %s", r.Method, r.URL.Path))
 }
 
 // discard records what the mux's fallback handler would write.
@@ -140,7 +140,7 @@ func (s *Server) endpoint(rt *route) http.Handler {
 					panic(v)
 				}
 				s.log.Error("panic in handler", "route", rt.method+" "+rt.path, "panic", v)
-				s.writeError(w, r, problem.Internal())
+				s.writeError(w, r, apierror.Internal())
 			}
 		}()
 		if r.Body != nil {
@@ -165,7 +165,7 @@ func (s *Server) endpoint(rt *route) http.Handler {
 			}
 		case authAdmin:
 			if !s.isAdmin(r) {
-				s.writeError(w, r, problem.New(http.StatusUnauthorized, problem.CodeUnauthorized, "Missing or invalid admin token"))
+				s.writeError(w, r, apierror.New(http.StatusUnauthorized, apierror.CodeUnauthorized, "Missing or invalid admin token"))
 				return
 			}
 			if rt.writes() {
@@ -180,7 +180,7 @@ func (s *Server) endpoint(rt *route) http.Handler {
 		if strings.IndexByte(r.URL.Path, 0) >= 0 {
 			// %00 in the path: no id holds NUL, and the databases cannot be
 			// asked for one (see hasNUL).
-			s.writeError(w, r, problem.NotFound("nothing here: the path holds a NUL character (%%00)"))
+			s.writeError(w, r, apierror.NotFound("nothing here: the path holds a NUL character (%%00)"))
 			return
 		}
 		if rt.raw != nil {
@@ -219,18 +219,18 @@ type errorBody struct {
 
 // writeError is the one place an error becomes a response.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	p, ok := problem.As(err)
+	p, ok := apierror.As(err)
 	switch {
 	case ok:
 	case errors.Is(err, storage.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
 		s.log.Warn("database unavailable", "method", r.Method, "path", r.URL.Path, "err", err)
-		p = problem.Unavailable("the database is unavailable; try again shortly")
+		p = apierror.Unavailable("the database is unavailable; try again shortly")
 		p.Header = http.Header{"Retry-After": {"5"}}
 	case errors.Is(err, context.Canceled):
-		p = problem.Unavailable("the request was cancelled")
+		p = apierror.Unavailable("the request was cancelled")
 	default:
 		s.log.Error("unexpected error", "method", r.Method, "path", r.URL.Path, "err", err)
-		p = problem.Internal()
+		p = apierror.Internal()
 	}
 	for k, vs := range p.Header {
 		for _, v := range vs {
@@ -265,20 +265,20 @@ func readJSON(r *http.Request, v any, strict bool) error {
 	body, err := io.ReadAll(r.Body)
 	var maxErr *http.MaxBytesError
 	if errors.As(err, &maxErr) {
-		return problem.BadRequest("request body is larger than 4KB")
+		return apierror.BadRequest("request body is larger than 4KB")
 	}
 	var netErr net.Error
 	if errors.As(err, &netErr) && netErr.Timeout() {
 		// The http.Server's ReadTimeout; the error would name our sockets.
-		return problem.BadRequest("request body was not received in time")
+		return apierror.BadRequest("request body was not received in time")
 	}
 	if err != nil {
-		return problem.BadRequest("request body could not be read: %v", err)
+		return apierror.BadRequest("request body could not be read: %v", err)
 	}
 	if !utf8.Valid(body) {
 		// JSON is UTF-8 (RFC 8259); the decoder would silently store U+FFFD
 		// for what the caller sent.
-		return problem.BadRequest("request body is not valid UTF-8")
+		return apierror.BadRequest("request body is not valid UTF-8")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if strict {
@@ -288,10 +288,10 @@ func readJSON(r *http.Request, v any, strict bool) error {
 		return jsonError(err)
 	}
 	if dec.Decode(&struct{}{}) != io.EOF {
-		return problem.BadRequest("request body must hold one JSON object and nothing after it")
+		return apierror.BadRequest("request body must hold one JSON object and nothing after it")
 	}
 	if hasNUL(body) {
-		return problem.BadRequest("request body must not hold the character U+0000 (\\u0000)")
+		return apierror.BadRequest("request body must not hold the character U+0000 (\\u0000)")
 	}
 	return nil
 }
@@ -326,25 +326,25 @@ func jsonError(err error) error {
 	)
 	switch {
 	case errors.Is(err, io.EOF):
-		return problem.BadRequest("request body is empty; send a JSON object")
+		return apierror.BadRequest("request body is empty; send a JSON object")
 	case errors.As(err, &syntaxErr):
-		return problem.BadRequest("request body is not valid JSON: %v", err)
+		return apierror.BadRequest("request body is not valid JSON: %v", err)
 	case errors.As(err, &typeErr):
 		if typeErr.Field == "" {
-			return problem.BadRequest("request body must be a JSON object")
+			return apierror.BadRequest("request body must be a JSON object")
 		}
 		if k := typeErr.Type.Kind(); strings.HasPrefix(typeErr.Value, "number") && k >= reflect.Int && k <= reflect.Uint64 {
 			// A fraction, or a number too big for the field.
-			return problem.BadRequest("field %s must be an integer of at most %d bits, got %s",
+			return apierror.BadRequest("field %s must be an integer of at most %d bits, got %s",
 				typeErr.Field, typeErr.Type.Bits(), strings.TrimPrefix(typeErr.Value, "number "))
 		}
-		return problem.BadRequest("field %s must be of type %s", typeErr.Field, jsonType(typeErr.Type.Kind().String()))
+		return apierror.BadRequest("field %s must be of type %s", typeErr.Field, jsonType(typeErr.Type.Kind().String()))
 	case errors.As(err, &timeErr):
-		return problem.BadRequest("a date-time field is not RFC 3339 (2006-01-02T15:04:05Z): %q", timeErr.Value)
+		return apierror.BadRequest("a date-time field is not RFC 3339 (2006-01-02T15:04:05Z): %q", timeErr.Value)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		return problem.BadRequest("unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
+		return apierror.BadRequest("unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
 	}
-	return problem.BadRequest("request body is not valid JSON: %v", err)
+	return apierror.BadRequest("request body is not valid JSON: %v", err)
 }
 
 func jsonType(kind string) string {

@@ -20,7 +20,7 @@ var layers = []struct {
 	name     string
 	packages []string
 }{
-	{"foundations", []string{"profile", "problem", "addrclass", "apikey", "labels", "seal", "nsprobe", "storage", "storage/storagetest"}},
+	{"foundations", []string{"profile", "apierror", "addrclass", "apikey", "labels", "seal", "nsprobe", "storage", "storage/storagetest"}},
 	{"rules", []string{"access", "plans", "audit", "ratelimit", "records", "domains", "certs", "targets", "diagnose", "accounts", "hostnames"}},
 	{"HTTP", []string{"adminapi", "dashboard"}},
 	{"wiring", []string{"app"}},
@@ -34,7 +34,7 @@ var forbidden = map[string][]string{
 	"dashboard": {"adminapi"},
 	// The plugin imports the wiring and its index's inputs, nothing more.
 	"plugin/hostname": {"access", "plans", "audit", "ratelimit", "certs", "targets", "diagnose", "accounts", "hostnames",
-		"problem", "profile", "addrclass", "apikey", "labels", "seal", "nsprobe", "adminapi", "dashboard"},
+		"apierror", "profile", "addrclass", "apikey", "labels", "seal", "nsprobe", "adminapi", "dashboard"},
 	"coredns-build": {"app"}, // CoreDNS starts the plugin, the plugin starts the app
 }
 

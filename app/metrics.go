@@ -7,7 +7,7 @@ import (
 
 	"github.com/coredns/coredns/plugin"
 	"github.com/hostmint/hostmint/adminapi"
-	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
 )
@@ -91,7 +91,7 @@ func observeAPI(o adminapi.Outcome) {
 	if o.Status == http.StatusUnauthorized {
 		authFailures.WithLabelValues(o.Auth).Inc()
 	}
-	if o.Code == problem.CodeRateLimited {
+	if o.Code == apierror.CodeRateLimited {
 		rateLimited.WithLabelValues(route).Inc()
 	}
 }

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/storage"
 )
 
@@ -68,7 +68,7 @@ func (l *Log) Finish(e *storage.AuditEntry, status int, code string) {
 		return
 	}
 	if code == "" || status == http.StatusUnauthorized ||
-		status == http.StatusServiceUnavailable || code == problem.CodeUnavailable {
+		status == http.StatusServiceUnavailable || code == apierror.CodeUnavailable {
 		return
 	}
 	if !l.quota.take(e.Actor, l.now()) {

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/go-acme/lego/v4/certcrypto"
-	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/apierror"
 )
 
 // ParseCSR reads a PEM PKCS#10 request and checks its signature.
@@ -32,10 +32,10 @@ func ParseCSR(text string) (*x509.CertificateRequest, error) {
 func CheckCSR(text, name string) error {
 	csr, err := ParseCSR(text)
 	if err != nil {
-		return problem.BadRequest("%v", err)
+		return apierror.BadRequest("%v", err)
 	}
 	if len(csr.IPAddresses)+len(csr.EmailAddresses)+len(csr.URIs) > 0 {
-		return problem.BadRequest("csr may name only %s and *.%s, not addresses or URIs", name, name)
+		return apierror.BadRequest("csr may name only %s and *.%s, not addresses or URIs", name, name)
 	}
 	var names []string
 	for _, n := range certcrypto.ExtractDomainsCSR(csr) {
@@ -47,7 +47,7 @@ func CheckCSR(text, name string) error {
 	slices.Sort(names)
 	want1, want2 := []string{name}, []string{"*." + name, name}
 	if !slices.Equal(names, want1) && !slices.Equal(names, want2) {
-		return problem.BadRequest("csr must cover exactly %s (and optionally *.%s), not %s", name, name, strings.Join(names, ", "))
+		return apierror.BadRequest("csr must cover exactly %s (and optionally *.%s), not %s", name, name, strings.Join(names, ", "))
 	}
 	return nil
 }

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/diagnose"
 	"github.com/hostmint/hostmint/hostnames"
-	"github.com/hostmint/hostmint/problem"
 	"github.com/hostmint/hostmint/records"
 	"github.com/hostmint/hostmint/storage"
 )
@@ -101,7 +101,7 @@ func (h *Handler) renderHostname(w http.ResponseWriter, r *http.Request, v *visi
 		if hn.Certificate == hostnames.CertCSR || hn.Certificate == hostnames.CertManaged {
 			hv.Cert = &certState{}
 			st, err := h.certs.Certificate(ctx, p, id)
-			if pr, ok := problem.As(err); ok {
+			if pr, ok := apierror.As(err); ok {
 				hv.Cert.Note = pr.Message // "no certificate yet: ..."
 			} else if err != nil {
 				h.failed(w, r, err)

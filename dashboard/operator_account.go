@@ -8,8 +8,8 @@ import (
 
 	"github.com/hostmint/hostmint/access"
 	"github.com/hostmint/hostmint/accounts"
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/plans"
-	"github.com/hostmint/hostmint/problem"
 	"github.com/hostmint/hostmint/storage"
 )
 
@@ -145,7 +145,7 @@ func (h *Handler) renderOpAccount(w http.ResponseWriter, r *http.Request, v *vis
 func (h *Handler) opRevokeKey(w http.ResponseWriter, r *http.Request, v *visit) {
 	key := r.PathValue("key")
 	if err := h.accounts.RevokeKey(r.Context(), key); err != nil {
-		p, ok := problem.As(err)
+		p, ok := apierror.As(err)
 		if !ok {
 			h.failed(w, r, err)
 			return

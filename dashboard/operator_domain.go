@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/domains"
-	"github.com/hostmint/hostmint/problem"
 	"github.com/hostmint/hostmint/storage"
 )
 
@@ -35,7 +35,7 @@ func (h *Handler) opDomain(ctx context.Context, id string) (*storage.Domain, err
 			return &ds[i], nil
 		}
 	}
-	return nil, problem.NotFound("Domain not found")
+	return nil, apierror.NotFound("Domain not found")
 }
 
 func (h *Handler) opDomainPage(w http.ResponseWriter, r *http.Request, v *visit) {

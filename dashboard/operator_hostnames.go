@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/hostmint/hostmint/access"
-	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/storage"
 )
 
@@ -149,7 +149,7 @@ func (h *Handler) opAbuse(w http.ResponseWriter, r *http.Request, v *visit, verb
 	}
 	hn, err := action(r.Context(), r.PathValue("id"))
 	if err != nil {
-		p, ok := problem.As(err)
+		p, ok := apierror.As(err)
 		if !ok {
 			h.failed(w, r, err)
 			return

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/records"
 )
 
@@ -197,14 +197,14 @@ func editForm(rs []recordRow, id string, f *form) (*recordForm, error) {
 		}
 		t, ok := typeOf(rs[i].Type)
 		if !ok {
-			return nil, problem.BadRequest("this page has no form for record type %s; use the API", rs[i].Type)
+			return nil, apierror.BadRequest("this page has no form for record type %s; use the API", rs[i].Type)
 		}
 		if f == nil {
 			f = formValues(t, rs[i].Data)
 		}
 		return &recordForm{recordType: t, Prefix: "edit", F: f, Record: &rs[i]}, nil
 	}
-	return nil, problem.NotFound("Record not found") // the service's words for it
+	return nil, apierror.NotFound("Record not found") // the service's words for it
 }
 
 func (h *Handler) createRecord(w http.ResponseWriter, r *http.Request, v *visit) {

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/profile"
 	"github.com/hostmint/hostmint/storage"
 )
@@ -105,7 +105,7 @@ func (h *Handler) status(w http.ResponseWriter, code int, heading, msg string) {
 
 // failed answers an error that no form field explains.
 func (h *Handler) failed(w http.ResponseWriter, r *http.Request, err error) {
-	if p, ok := problem.As(err); ok {
+	if p, ok := apierror.As(err); ok {
 		h.status(w, p.Status, http.StatusText(p.Status), p.Message)
 		return
 	}
@@ -146,7 +146,7 @@ func (f *form) Failed() bool { return len(f.Errors) > 0 }
 // member's path or else its object's name. It returns the status to answer
 // with, or ok false for an error that is not a rule's.
 func (f *form) fail(err error, fields map[string]string) (status int, ok bool) {
-	p, ok := problem.As(err)
+	p, ok := apierror.As(err)
 	if !ok {
 		return 0, false
 	}

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/records"
 	"github.com/hostmint/hostmint/seal"
 	"github.com/hostmint/hostmint/storage"
@@ -31,7 +31,7 @@ func (s *Service) applyDNSSEC(d *storage.Domain, in Input) error {
 			}
 		case !*in.DNSSEC && d.DNSSEC:
 			if d.DSPublished && (in.DSPublished == nil || *in.DSPublished) {
-				return problem.Conflict("the parent publishes the DS of %s: remove it there and send ds_published false first, "+
+				return apierror.Conflict("the parent publishes the DS of %s: remove it there and send ds_published false first, "+
 					"or resolvers will fail to validate the unsigned zone", d.Name)
 			}
 			d.DNSSEC, d.DNSKEY, d.DNSSECKey = false, "", ""
@@ -39,7 +39,7 @@ func (s *Service) applyDNSSEC(d *storage.Domain, in Input) error {
 	}
 	if in.DSPublished != nil {
 		if *in.DSPublished && !d.DNSSEC {
-			return problem.Conflict("domain %s is not signed; enable dnssec first", d.Name)
+			return apierror.Conflict("domain %s is not signed; enable dnssec first", d.Name)
 		}
 		d.DSPublished = *in.DSPublished
 	}
@@ -48,7 +48,7 @@ func (s *Service) applyDNSSEC(d *storage.Domain, in Input) error {
 
 func (s *Service) newKey(d *storage.Domain) error {
 	if len(s.key) == 0 {
-		return problem.NotImplemented("DNSSEC keys are encrypted at rest with cert_encryption_key_file, and this deployment has none configured")
+		return apierror.NotImplemented("DNSSEC keys are encrypted at rest with cert_encryption_key_file, and this deployment has none configured")
 	}
 	k := &dns.DNSKEY{
 		Hdr:   dns.RR_Header{Name: dns.Fqdn(d.Name), Rrtype: dns.TypeDNSKEY, Class: dns.ClassINET, Ttl: keyTTL},
@@ -83,7 +83,7 @@ func OpenSigner(d *storage.Domain, key seal.Key) (*Signer, error) {
 	}
 	dk, ok := rr.(*dns.DNSKEY)
 	if !ok {
-		return nil, problem.Internal()
+		return nil, apierror.Internal()
 	}
 	text, err := key.Open(d.DNSSECKey, KeyLabel(d.ID))
 	if err != nil {
@@ -95,7 +95,7 @@ func OpenSigner(d *storage.Domain, key seal.Key) (*Signer, error) {
 	}
 	signer, ok := priv.(crypto.Signer)
 	if !ok {
-		return nil, problem.Internal()
+		return nil, apierror.Internal()
 	}
 	return &Signer{DNSKEY: dk, Key: signer}, nil
 }

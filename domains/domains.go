@@ -1,7 +1,7 @@
 // Package domains holds the rules for the zones this service is
 // authoritative for: their names, status and (profile 2) the team they are
 // dedicated to. The operator manages them through the admin API and the
-// Corefile's domain lines. It returns problem errors and knows nothing of HTTP.
+// Corefile's domain lines. It returns apierror errors and knows nothing of HTTP.
 package domains
 
 import (
@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/apikey"
 	"github.com/hostmint/hostmint/labels"
-	"github.com/hostmint/hostmint/problem"
 	"github.com/hostmint/hostmint/seal"
 	"github.com/hostmint/hostmint/storage"
 	"github.com/miekg/dns"
@@ -63,11 +63,11 @@ func Normalize(name string) string {
 // Create adds a domain.
 func (s *Service) Create(ctx context.Context, in Input) (*storage.Domain, error) {
 	if in.Name == nil {
-		return nil, problem.BadRequest("name is required")
+		return nil, apierror.BadRequest("name is required")
 	}
 	name := Normalize(*in.Name)
 	if name == "" {
-		return nil, problem.BadRequest("name %q is not a domain name (two or more labels of a-z 0-9 -)", *in.Name)
+		return nil, apierror.BadRequest("name %q is not a domain name (two or more labels of a-z 0-9 -)", *in.Name)
 	}
 	d := &storage.Domain{ID: "dom_" + apikey.Random(10), Name: name, Status: storage.DomainActive, CreatedAt: s.now().UnixMilli()}
 	err := s.store.WriteVisible(ctx, func(ctx context.Context, tx *storage.Tx) error {
@@ -75,7 +75,7 @@ func (s *Service) Create(ctx context.Context, in Input) (*storage.Domain, error)
 			return err
 		}
 		if err := tx.InsertDomain(ctx, d); errors.Is(err, storage.ErrConflict) {
-			return problem.Conflict("domain %s already exists", name)
+			return apierror.Conflict("domain %s already exists", name)
 		} else if err != nil {
 			return err
 		}
@@ -100,13 +100,13 @@ func (s *Service) apply(ctx context.Context, tx *storage.Tx, d *storage.Domain, 
 		case storage.DomainActive, storage.DomainProvisioning:
 			d.Status = *in.Status
 		default:
-			return problem.BadRequest("status must be active or provisioning, got %q", *in.Status)
+			return apierror.BadRequest("status must be active or provisioning, got %q", *in.Status)
 		}
 	}
 	if in.AccountID != nil {
 		if *in.AccountID != "" {
 			if _, err := tx.Account(ctx, *in.AccountID); errors.Is(err, storage.ErrNotFound) {
-				return problem.BadRequest("account_id %q is not an account", *in.AccountID)
+				return apierror.BadRequest("account_id %q is not an account", *in.AccountID)
 			} else if err != nil {
 				return err
 			}
@@ -124,13 +124,13 @@ func (s *Service) List(ctx context.Context) ([]storage.Domain, error) {
 // Patch changes the fields sent.
 func (s *Service) Patch(ctx context.Context, id string, in Input) (*storage.Domain, error) {
 	if in.Name != nil {
-		return nil, problem.BadRequest("a domain's name cannot be changed")
+		return nil, apierror.BadRequest("a domain's name cannot be changed")
 	}
 	var d *storage.Domain
 	err := s.store.WriteVisible(ctx, func(ctx context.Context, tx *storage.Tx) error {
 		var err error
 		if d, err = tx.Domain(ctx, id); errors.Is(err, storage.ErrNotFound) {
-			return problem.NotFound("Domain not found")
+			return apierror.NotFound("Domain not found")
 		} else if err != nil {
 			return err
 		}

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/labels"
-	"github.com/hostmint/hostmint/problem"
 	"github.com/miekg/dns"
 )
 
@@ -77,7 +77,7 @@ func FuzzParseCAA(f *testing.F) {
 	f.Fuzz(func(t *testing.T, entry string) {
 		stored, err := ParseCAA([]string{entry})
 		if err != nil {
-			if p, ok := problem.As(err); !ok || p.Status != http.StatusBadRequest {
+			if p, ok := apierror.As(err); !ok || p.Status != http.StatusBadRequest {
 				t.Fatalf("ParseCAA(%q) = %v; want a 400 problem", entry, err)
 			}
 			return

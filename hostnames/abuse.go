@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/storage"
 )
 
@@ -19,7 +19,7 @@ func (s *Abuse) Suspend(ctx context.Context, id string) (*storage.Hostname, erro
 	return s.abuse(ctx, id, func(h *storage.Hostname) (string, error) {
 		switch h.Status {
 		case storage.StatusReleased, storage.StatusTerminated:
-			return "", problem.Conflict("hostname %s is %s and cannot be suspended", h.Name, h.Status)
+			return "", apierror.Conflict("hostname %s is %s and cannot be suspended", h.Name, h.Status)
 		}
 		return storage.StatusSuspended, nil
 	})
@@ -29,7 +29,7 @@ func (s *Abuse) Suspend(ctx context.Context, id string) (*storage.Hostname, erro
 func (s *Abuse) Restore(ctx context.Context, id string) (*storage.Hostname, error) {
 	return s.abuse(ctx, id, func(h *storage.Hostname) (string, error) {
 		if h.Status != storage.StatusSuspended {
-			return "", problem.Conflict("hostname %s is %s, not suspended", h.Name, h.Status)
+			return "", apierror.Conflict("hostname %s is %s, not suspended", h.Name, h.Status)
 		}
 		return storage.StatusPending, nil
 	})
@@ -40,7 +40,7 @@ func (s *Abuse) Restore(ctx context.Context, id string) (*storage.Hostname, erro
 func (s *Abuse) Terminate(ctx context.Context, id string) (*storage.Hostname, error) {
 	return s.abuse(ctx, id, func(h *storage.Hostname) (string, error) {
 		if h.Status == storage.StatusReleased {
-			return "", problem.Conflict("hostname %s was released and cannot be terminated", h.Name)
+			return "", apierror.Conflict("hostname %s was released and cannot be terminated", h.Name)
 		}
 		return storage.StatusTerminated, nil
 	})
@@ -51,7 +51,7 @@ func (s *Abuse) abuse(ctx context.Context, id string, next func(*storage.Hostnam
 	err := s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
 		var err error
 		if h, err = tx.LockHostname(ctx, id); errors.Is(err, storage.ErrNotFound) {
-			return problem.HostnameNotFound()
+			return apierror.HostnameNotFound()
 		} else if err != nil {
 			return err
 		}

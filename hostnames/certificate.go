@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/hostmint/hostmint/access"
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/certs"
-	"github.com/hostmint/hostmint/problem"
 	"github.com/hostmint/hostmint/storage"
 )
 
@@ -31,7 +31,7 @@ func (s *Certificates) SubmitCSR(ctx context.Context, p *access.Principal, id, c
 			return err
 		}
 		if h.Status != storage.StatusLive {
-			return problem.Conflict("hostname %s is %s; certificates are ordered for live hostnames", h.Name, h.Status)
+			return apierror.Conflict("hostname %s is %s; certificates are ordered for live hostnames", h.Name, h.Status)
 		}
 		if err := certs.CheckCSR(csr, h.Name); err != nil {
 			return err
@@ -44,7 +44,7 @@ func (s *Certificates) SubmitCSR(ctx context.Context, p *access.Principal, id, c
 			return err
 		}
 		if c.LeaseUntil > time.Now().UnixMilli() {
-			return problem.Conflict("an order for %s is in progress; post the next CSR once it is done", h.Name)
+			return apierror.Conflict("an order for %s is in progress; post the next CSR once it is done", h.Name)
 		}
 		c.Status, c.CSR, c.DueAt, c.Error, c.LeaseUntil, c.UpdatedAt = storage.CertRequested, csr, 0, "", 0, time.Now().UnixMilli()
 		return tx.SaveCertificate(ctx, c)
@@ -60,14 +60,14 @@ func (s *Certificates) Certificate(ctx context.Context, p *access.Principal, id 
 		return nil, err
 	}
 	if h.Certificate != CertCSR && h.Certificate != CertManaged {
-		return nil, problem.NotFound("hostname %s has certificate %q: its key and certificate are the caller's own", h.Name, h.Certificate)
+		return nil, apierror.NotFound("hostname %s has certificate %q: its key and certificate are the caller's own", h.Name, h.Certificate)
 	}
 	c, err := q.Certificate(ctx, h.ID)
 	if errors.Is(err, storage.ErrNotFound) {
 		if h.Certificate == CertCSR {
-			return nil, problem.Conflict("no certificate yet: post a CSR to /api/v1/hostnames/%s/certificate", h.ID)
+			return nil, apierror.Conflict("no certificate yet: post a CSR to /api/v1/hostnames/%s/certificate", h.ID)
 		}
-		return nil, problem.Conflict("no certificate yet: it is ordered once the hostname is live")
+		return nil, apierror.Conflict("no certificate yet: it is ordered once the hostname is live")
 	}
 	if err != nil {
 		return nil, err
@@ -80,7 +80,7 @@ func (s *Certificates) Certificate(ctx context.Context, p *access.Principal, id 
 		key, err := s.sealKey.Open(c.KeySealed, certs.KeyLabel(h.ID))
 		if err != nil {
 			s.log.Error("a managed key cannot be opened", "hostname", h.Name, "err", err)
-			return nil, problem.Internal()
+			return nil, apierror.Internal()
 		}
 		st.PrivateKey = string(key)
 	}
@@ -95,7 +95,7 @@ func (s *Certificates) certificateHost(ctx context.Context, tx *storage.Tx, p *a
 		return nil, err
 	}
 	if h.Certificate != mode {
-		return nil, problem.Conflict("hostname %s has certificate %q; CSRs are taken for certificate csr", h.Name, h.Certificate)
+		return nil, apierror.Conflict("hostname %s has certificate %q; CSRs are taken for certificate csr", h.Name, h.Certificate)
 	}
 	if err := refuseState(h); err != nil {
 		return nil, err

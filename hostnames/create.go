@@ -8,11 +8,11 @@ import (
 
 	"github.com/hostmint/hostmint/access"
 	"github.com/hostmint/hostmint/addrclass"
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/apikey"
 	"github.com/hostmint/hostmint/certs"
 	"github.com/hostmint/hostmint/labels"
 	"github.com/hostmint/hostmint/plans"
-	"github.com/hostmint/hostmint/problem"
 	"github.com/hostmint/hostmint/ratelimit"
 	"github.com/hostmint/hostmint/storage"
 )
@@ -52,12 +52,12 @@ func (s *Service) checkCreate(in CreateInput) (*created, error) {
 	if !s.profile.Teams() {
 		for name, v := range map[string]*string{"subdomain": in.Subdomain, "domain": in.Domain, "certificate": in.Certificate, "ca": in.CA} {
 			if v != nil {
-				return nil, problem.BadRequest("%s is not a field of this deployment (profile 1)", name)
+				return nil, apierror.BadRequest("%s is not a field of this deployment (profile 1)", name)
 			}
 		}
 	} else {
 		if in.Label != nil {
-			return nil, problem.BadRequest("label is not a field of this deployment (profile 2); use subdomain")
+			return nil, apierror.BadRequest("label is not a field of this deployment (profile 2); use subdomain")
 		}
 		custom, field = in.Subdomain, "subdomain"
 		if err := s.checkCertificate(c, in); err != nil {
@@ -81,28 +81,28 @@ func (s *Service) checkCertificate(c *created, in CreateInput) error {
 	switch c.certificate {
 	case CertSelf:
 		if in.CA != nil {
-			return problem.BadRequest("ca applies to certificate managed or csr, not self")
+			return apierror.BadRequest("ca applies to certificate managed or csr, not self")
 		}
 		return nil
 	case CertManaged, CertCSR:
 	default:
-		return problem.BadRequest("certificate must be self, managed or csr, got %q", c.certificate)
+		return apierror.BadRequest("certificate must be self, managed or csr, got %q", c.certificate)
 	}
 	c.ca = certs.LetsEncrypt
 	if in.CA != nil {
 		c.ca = *in.CA
 	}
 	if !certs.KnownCA(c.ca) {
-		return problem.BadRequest("ca must be %s, got %q", strings.Join(certs.CANames, " or "), c.ca)
+		return apierror.BadRequest("ca must be %s, got %q", strings.Join(certs.CANames, " or "), c.ca)
 	}
 	if c.certificate == CertManaged && len(s.cfg.SealKey) == 0 {
-		return problem.NotImplemented("certificate managed needs a certificate encryption key, and this deployment has none configured")
+		return apierror.NotImplemented("certificate managed needs a certificate encryption key, and this deployment has none configured")
 	}
 	if !s.cfg.Certs.Configured() {
-		return problem.NotImplemented("certificate %s needs an ACME CA, and this deployment has none configured (acme_ca)", c.certificate)
+		return apierror.NotImplemented("certificate %s needs an ACME CA, and this deployment has none configured (acme_ca)", c.certificate)
 	}
 	if in.CA != nil && !s.cfg.Certs.HasCA(c.ca) {
-		return problem.BadRequest("ca %s is not configured in this deployment", c.ca)
+		return apierror.BadRequest("ca %s is not configured in this deployment", c.ca)
 	}
 	return nil
 }
@@ -140,7 +140,7 @@ func (s *Service) Create(ctx context.Context, p *access.Principal, in CreateInpu
 			}
 		} else {
 			if !acct.Billing {
-				return problem.New(402, problem.CodePaymentRequired, "this team has no card on file; finish signing up before registering hostnames")
+				return apierror.New(402, apierror.CodePaymentRequired, "this team has no card on file; finish signing up before registering hostnames")
 			}
 			if dom, err = s.teamDomain(ctx, tx, acct, p, in.Domain); err != nil {
 				return err
@@ -183,7 +183,7 @@ func (s *Service) Create(ctx context.Context, p *access.Principal, in CreateInpu
 		return tx.Changed(ctx, storage.KindHostname, h.ID)
 	})
 	if errors.Is(err, storage.ErrConflict) && h != nil { // the label, taken since it was checked
-		return nil, problem.Conflict("%s is taken", h.Name)
+		return nil, apierror.Conflict("%s is taken", h.Name)
 	}
 	return h, err
 }
@@ -191,10 +191,10 @@ func (s *Service) Create(ctx context.Context, p *access.Principal, in CreateInpu
 // checkPlan applies profile 1's plan gates.
 func (s *Service) checkPlan(acct *storage.Account, c *created) error {
 	if c.addr.class == addrclass.Private && !plans.PrivateAddresses(acct.Plan) {
-		return problem.Forbidden("private and reserved addresses need the Business plan (this account is on %s)", acct.Plan)
+		return apierror.Forbidden("private and reserved addresses need the Business plan (this account is on %s)", acct.Plan)
 	}
 	if c.label != "" && !plans.CustomLabels(acct.Plan) {
-		return problem.Forbidden("custom labels need the Pro or Business plan (this account is on %s)", acct.Plan)
+		return apierror.Forbidden("custom labels need the Pro or Business plan (this account is on %s)", acct.Plan)
 	}
 	return nil
 }
@@ -214,7 +214,7 @@ func (s *Service) checkCap(ctx context.Context, tx *storage.Tx, acct *storage.Ac
 		return err
 	}
 	// Not a matter of time: retrying in a minute only helps if one is released.
-	return ratelimit.Refuse(problem.RateLimited("active-hostname cap reached: %d of %d; release one first", held-expired, c), time.Minute)
+	return ratelimit.Refuse(apierror.RateLimited("active-hostname cap reached: %d of %d; release one first", held-expired, c), time.Minute)
 }
 
 // poolDomain is the domain profile-1 names are minted on: the oldest active
@@ -228,7 +228,7 @@ func (s *Service) poolDomain(ctx context.Context, tx *storage.Tx, label string) 
 }
 
 func noDomain() error {
-	return problem.New(409, problem.CodeNoDomainAvailable, "no domain is available for new hostnames, and none is being set up; ask the operator to add one")
+	return apierror.New(409, apierror.CodeNoDomainAvailable, "no domain is available for new hostnames, and none is being set up; ask the operator to add one")
 }
 
 // pickLabel settles the label of a new hostname: label if it is free (known
@@ -245,7 +245,7 @@ func (s *Service) pickLabel(ctx context.Context, tx *storage.Tx, dom *storage.Do
 		if err == nil || !opaque {
 			return label, err
 		}
-		if _, ok := problem.As(err); !ok {
+		if _, ok := apierror.As(err); !ok {
 			return "", err
 		}
 	}
@@ -266,15 +266,15 @@ func (s *Service) labelFree(ctx context.Context, tx *storage.Tx, dom *storage.Do
 func (s *Service) labelVerdict(dom *storage.Domain, label, accountID string, st storage.LabelState) error {
 	switch {
 	case s.cfg.Nameservers[label+"."+dom.Name]:
-		return problem.Conflict("%s.%s is the name of one of this service's nameservers", label, dom.Name)
+		return apierror.Conflict("%s.%s is the name of one of this service's nameservers", label, dom.Name)
 	case st.Held:
-		return problem.Conflict("%s.%s is taken", label, dom.Name)
+		return apierror.Conflict("%s.%s is taken", label, dom.Name)
 	case !st.Retired:
 		return nil
 	case s.profile.RetiresLabels():
-		return problem.Conflict("%s.%s was released and is retired for good", label, dom.Name)
+		return apierror.Conflict("%s.%s was released and is retired for good", label, dom.Name)
 	case st.RetiredBy != accountID:
-		return problem.Conflict("%s.%s was released by another team and stays theirs", label, dom.Name)
+		return apierror.Conflict("%s.%s was released by another team and stays theirs", label, dom.Name)
 	}
 	return nil
 }
@@ -300,7 +300,7 @@ func (s *Service) opaqueLabel(ctx context.Context, tx *storage.Tx, dom *storage.
 		if err == nil {
 			return l, nil
 		}
-		if _, ok := problem.As(err); !ok {
+		if _, ok := apierror.As(err); !ok {
 			return "", err
 		}
 	}

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/hostmint/hostmint/access"
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/apikey"
-	"github.com/hostmint/hostmint/problem"
 	"github.com/hostmint/hostmint/ratelimit"
 	"github.com/hostmint/hostmint/records"
 	"github.com/hostmint/hostmint/storage"
@@ -47,14 +47,14 @@ func (s *Certificates) CreateCredential(ctx context.Context, p *access.Principal
 			return err
 		}
 		if st := s.Status(h, s.now()); st != storage.StatusLive {
-			return problem.Conflict("hostname %s is %s; credentials are made for live hostnames", h.Name, st)
+			return apierror.Conflict("hostname %s is %s; credentials are made for live hostnames", h.Name, st)
 		}
 		n, err := tx.CountCredentials(ctx, h.ID)
 		if err != nil {
 			return err
 		}
 		if n >= MaxCredentials {
-			return problem.BadRequest("hostname %s holds %d DNS-01 credentials, the most it may", h.Name, MaxCredentials)
+			return apierror.BadRequest("hostname %s holds %d DNS-01 credentials, the most it may", h.Name, MaxCredentials)
 		}
 		out.Fulldomain = records.ChallengeLabel + "." + h.Name
 		return tx.InsertCredential(ctx, &storage.Credential{ID: out.Username, HostnameID: h.ID,
@@ -79,7 +79,7 @@ func (s *Certificates) PublishChallenge(ctx context.Context, u ChallengeUpdate) 
 	return s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
 		c, err := tx.Credential(ctx, u.User)
 		if errors.Is(err, storage.ErrNotFound) || err == nil && !apikey.Verify(c.PasswordHash, u.Key) {
-			return problem.New(401, problem.CodeUnauthorized, "invalid credentials: X-Api-User or X-Api-Key is wrong")
+			return apierror.New(401, apierror.CodeUnauthorized, "invalid credentials: X-Api-User or X-Api-Key is wrong")
 		}
 		if err != nil {
 			return err
@@ -91,17 +91,17 @@ func (s *Certificates) PublishChallenge(ctx context.Context, u ChallengeUpdate) 
 		}
 		storage.AuditAccount(ctx, h.AccountID)
 		if u.Subdomain != u.User {
-			return problem.Forbidden("subdomain %q does not belong to this credential (use %s)", u.Subdomain, u.User)
+			return apierror.Forbidden("subdomain %q does not belong to this credential (use %s)", u.Subdomain, u.User)
 		}
 		if !challengeValue.MatchString(u.TXT) {
-			return problem.BadRequest("txt must be 43 characters of A-Z a-z 0-9 _ - (a DNS-01 key authorization digest)")
+			return apierror.BadRequest("txt must be 43 characters of A-Z a-z 0-9 _ - (a DNS-01 key authorization digest)")
 		}
 		switch st := s.Status(h, s.now()); st {
 		case storage.StatusLive, storage.StatusPending:
 		case storage.StatusSuspended:
-			return problem.Forbidden("hostname %s is suspended while an abuse report is reviewed; its credentials return when it is restored", h.Name)
+			return apierror.Forbidden("hostname %s is suspended while an abuse report is reviewed; its credentials return when it is restored", h.Name)
 		default:
-			return problem.New(401, problem.CodeUnauthorized, "invalid credentials: hostname %s is %s", h.Name, st)
+			return apierror.New(401, apierror.CodeUnauthorized, "invalid credentials: hostname %s is %s", h.Name, st)
 		}
 		if err := s.takeACMEUpdate(ctx, tx, c.ID); err != nil {
 			return err
@@ -119,7 +119,7 @@ func (s *Certificates) PublishChallenge(ctx context.Context, u ChallengeUpdate) 
 func (s *Certificates) takeACMEUpdate(ctx context.Context, tx *storage.Tx, user string) error {
 	limit := ratelimit.Limit{Kind: "acme-update", Max: s.acmeUpdates(), Window: time.Minute, What: "updates"}
 	err := ratelimit.Take(ctx, tx, "credential:"+user, limit, s.now())
-	if p, ok := problem.As(err); ok && p.Code == problem.CodeRateLimited {
+	if p, ok := apierror.As(err); ok && p.Code == apierror.CodeRateLimited {
 		p.Message = fmt.Sprintf("more than %d updates a minute with this credential; retry later", limit.Max)
 	}
 	return err

@@ -6,8 +6,8 @@ import (
 	"net/http"
 
 	"github.com/hostmint/hostmint/access"
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/domains"
-	"github.com/hostmint/hostmint/problem"
 	"github.com/hostmint/hostmint/storage"
 )
 
@@ -40,7 +40,7 @@ func (s *Service) teamDomain(ctx context.Context, tx *storage.Tx, acct *storage.
 				return &team[i], nil
 			}
 		}
-		return nil, problem.BadRequest("domain %q is not one of this team's domains", *want)
+		return nil, apierror.BadRequest("domain %q is not one of this team's domains", *want)
 	}
 	if len(team) == 0 {
 		return nil, noDomain()
@@ -65,7 +65,7 @@ func (s *Service) teamDomain(ctx context.Context, tx *storage.Tx, acct *storage.
 }
 
 func provisioning(d *storage.Domain) error {
-	e := problem.New(409, problem.CodeDomainProvisioning, "domain %s is still being set up; retry later, or follow Location for its state", d.Name)
+	e := apierror.New(409, apierror.CodeDomainProvisioning, "domain %s is still being set up; retry later, or follow Location for its state", d.Name)
 	e.Header = http.Header{"Retry-After": {ProvisioningRetry}, "Location": {DomainPath(d.ID)}}
 	return e
 }
@@ -75,7 +75,7 @@ func provisioning(d *storage.Domain) error {
 func (s *Service) TeamDomain(ctx context.Context, p *access.Principal, id string) (*storage.Domain, error) {
 	d, err := s.store.Reader().Domain(ctx, id)
 	if errors.Is(err, storage.ErrNotFound) || err == nil && d.AccountID != p.AccountID {
-		return nil, problem.NotFound("Domain not found")
+		return nil, apierror.NotFound("Domain not found")
 	}
 	if err != nil {
 		return nil, err

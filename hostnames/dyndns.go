@@ -9,8 +9,8 @@ import (
 
 	"github.com/hostmint/hostmint/access"
 	"github.com/hostmint/hostmint/addrclass"
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/domains"
-	"github.com/hostmint/hostmint/problem"
 	"github.com/hostmint/hostmint/profile"
 	"github.com/hostmint/hostmint/ratelimit"
 	"github.com/hostmint/hostmint/storage"
@@ -35,27 +35,27 @@ func (s *Service) FindWritable(ctx context.Context, p *access.Principal, name st
 	q := s.store.Reader()
 	d, err := q.DomainByName(ctx, domain)
 	if errors.Is(err, storage.ErrNotFound) {
-		return nil, problem.HostnameNotFound()
+		return nil, apierror.HostnameNotFound()
 	}
 	if err != nil {
 		return nil, err
 	}
 	h, err := q.HostnameByLabel(ctx, d.ID, label)
 	if errors.Is(err, storage.ErrNotFound) {
-		return nil, problem.HostnameNotFound()
+		return nil, apierror.HostnameNotFound()
 	}
 	if err != nil {
 		return nil, err
 	}
 	if h, err = s.owned(ctx, q, p, h.ID, access.HostnamesWrite); err != nil {
 		// A key without write reach is told what a stranger is: nothing.
-		if pe, ok := problem.As(err); ok && (pe.Status == http.StatusForbidden || pe.Status == http.StatusNotFound) {
-			return nil, problem.HostnameNotFound()
+		if pe, ok := apierror.As(err); ok && (pe.Status == http.StatusForbidden || pe.Status == http.StatusNotFound) {
+			return nil, apierror.HostnameNotFound()
 		}
 		return nil, err
 	}
 	if h.Status == storage.StatusTerminated {
-		return nil, problem.HostnameNotFound()
+		return nil, apierror.HostnameNotFound()
 	}
 	return h, nil
 }
@@ -111,18 +111,18 @@ func (s *Service) SetAddrs(ctx context.Context, p *access.Principal, id string, 
 // stored order).
 func checkAddrs(p profile.Profile, addrs []netip.Addr) error {
 	if len(addrs) == 0 {
-		return problem.BadRequest("an address is required")
+		return apierror.BadRequest("an address is required")
 	}
 	for _, a := range addrs {
 		if !a.IsValid() || a.Zone() != "" || a.Is4In6() {
-			return problem.BadRequest("%q is not an IPv4 or IPv6 address", a)
+			return apierror.BadRequest("%q is not an IPv4 or IPv6 address", a)
 		}
 	}
 	if !p.BothFamilies() && len(addrs) > 1 {
-		return problem.BadRequest("a hostname of this deployment (profile 1) has one address")
+		return apierror.BadRequest("a hostname of this deployment (profile 1) has one address")
 	}
 	if len(addrs) > 2 || len(addrs) == 2 && !(addrs[0].Is4() && addrs[1].Is6()) {
-		return problem.BadRequest("send at most one IPv4 and one IPv6 address, IPv4 first")
+		return apierror.BadRequest("send at most one IPv4 and one IPv6 address, IPv4 first")
 	}
 	return nil
 }

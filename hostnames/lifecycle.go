@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/hostmint/hostmint/access"
-	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/ratelimit"
 	"github.com/hostmint/hostmint/storage"
 )
@@ -23,7 +23,7 @@ func (s *core) owned(ctx context.Context, q interface {
 	}
 	h, err := read(ctx, id)
 	if errors.Is(err, storage.ErrNotFound) || err == nil && h.AccountID != p.AccountID {
-		return nil, problem.HostnameNotFound()
+		return nil, apierror.HostnameNotFound()
 	}
 	if err != nil {
 		return nil, err
@@ -177,11 +177,11 @@ func (a *account) take(ctx context.Context, l ratelimit.Limit, now time.Time) er
 func refuseState(h *storage.Hostname) error {
 	switch h.Status {
 	case storage.StatusReleased:
-		return problem.Conflict("hostname %s was released and cannot be changed; register a new hostname", h.Name)
+		return apierror.Conflict("hostname %s was released and cannot be changed; register a new hostname", h.Name)
 	case storage.StatusTerminated:
-		return problem.Conflict("hostname %s was terminated after an abuse review and cannot be changed", h.Name)
+		return apierror.Conflict("hostname %s was terminated after an abuse review and cannot be changed", h.Name)
 	case storage.StatusSuspended:
-		return problem.Forbidden("hostname %s is suspended while an abuse report is reviewed", h.Name)
+		return apierror.Forbidden("hostname %s is suspended while an abuse report is reviewed", h.Name)
 	}
 	return nil
 }

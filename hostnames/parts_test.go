@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/hostmint/hostmint/access"
-	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/records"
 	"github.com/hostmint/hostmint/storage"
 	"github.com/hostmint/hostmint/storage/storagetest"
@@ -59,7 +59,7 @@ func status(t *testing.T, err error) int {
 	if err == nil {
 		return 0
 	}
-	pe, ok := problem.As(err)
+	pe, ok := apierror.As(err)
 	if !ok {
 		t.Fatalf("not a problem: %v", err)
 	}

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/hostmint/hostmint/access"
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/apikey"
 	"github.com/hostmint/hostmint/labels"
-	"github.com/hostmint/hostmint/problem"
 	"github.com/hostmint/hostmint/ratelimit"
 	"github.com/hostmint/hostmint/records"
 	"github.com/hostmint/hostmint/storage"
@@ -65,7 +65,7 @@ func (s *Records) CreateRecord(ctx context.Context, p *access.Principal, hostnam
 			return err
 		}
 		if len(existing) >= MaxRecords {
-			return problem.Conflict("hostname %s holds %d records, the most it may; delete one first", h.Name, MaxRecords)
+			return apierror.Conflict("hostname %s holds %d records, the most it may; delete one first", h.Name, MaxRecords)
 		}
 		if err := s.checkTLSA(ctx, tx, h, rec); err != nil {
 			return err
@@ -132,10 +132,10 @@ func (s *Records) UpdateRecord(ctx context.Context, p *access.Principal, hostnam
 			return err
 		}
 		if rec.Type != out.Type {
-			return problem.BadRequest("type %s differs from the record's type %s; delete it and create a new one", rec.Type, out.Type)
+			return apierror.BadRequest("type %s differs from the record's type %s; delete it and create a new one", rec.Type, out.Type)
 		}
 		if sent && fullName(rec.Label, h.Name) != out.Name {
-			return problem.BadRequest("name %q differs from the record's name %s; delete it and create a new one", *in.Name, out.Name)
+			return apierror.BadRequest("name %q differs from the record's name %s; delete it and create a new one", *in.Name, out.Name)
 		}
 		if err := s.checkTLSA(ctx, tx, h, rec); err != nil {
 			return err
@@ -190,13 +190,13 @@ func (s *Records) recordHost(ctx context.Context, tx *storage.Tx, p *access.Prin
 	case storage.StatusLive:
 	case storage.StatusSuspended:
 		if op == opChange {
-			return nil, problem.Forbidden("hostname %s is suspended while an abuse report is reviewed", h.Name)
+			return nil, apierror.Forbidden("hostname %s is suspended while an abuse report is reviewed", h.Name)
 		}
-		return nil, problem.Conflict("hostname %s is suspended; its records are frozen", h.Name)
+		return nil, apierror.Conflict("hostname %s is suspended; its records are frozen", h.Name)
 	case storage.StatusPending:
-		return nil, problem.Conflict("hostname %s is not live yet; retry once it reads live", h.Name)
+		return nil, apierror.Conflict("hostname %s is not live yet; retry once it reads live", h.Name)
 	default:
-		return nil, problem.Conflict("hostname %s is %s; its records are frozen", h.Name, h.Status)
+		return nil, apierror.Conflict("hostname %s is %s; its records are frozen", h.Name, h.Status)
 	}
 	if _, err := tx.LockAccount(ctx, p.AccountID); err != nil {
 		return nil, err
@@ -219,7 +219,7 @@ func (s *Records) recordWrites() int {
 func record(ctx context.Context, tx *storage.Tx, h *storage.Hostname, id string) (*storage.Record, error) {
 	r, err := tx.Record(ctx, id)
 	if errors.Is(err, storage.ErrNotFound) || err == nil && r.HostnameID != h.ID {
-		return nil, problem.NotFound("Record not found")
+		return nil, apierror.NotFound("Record not found")
 	}
 	return r, err
 }
@@ -235,7 +235,7 @@ func (s *Records) checkTLSA(ctx context.Context, tx *storage.Tx, h *storage.Host
 		return err
 	}
 	if !d.DNSSEC || !d.DSPublished {
-		return problem.Conflict("TLSA needs DNSSEC: domain %s must be signed and its DS published at the parent first", d.Name)
+		return apierror.Conflict("TLSA needs DNSSEC: domain %s must be signed and its DS published at the parent first", d.Name)
 	}
 	return nil
 }
@@ -245,7 +245,7 @@ func (s *Records) checkTLSA(ctx context.Context, tx *storage.Tx, h *storage.Host
 func unique(existing []storage.Record, r *storage.Record) error {
 	for _, e := range existing {
 		if e.ID != r.ID && e.Name == r.Name && e.Type == r.Type && e.Data == r.Data {
-			return problem.Conflict("an identical %s record exists at %s (id %s)", r.Type, r.Name, e.ID)
+			return apierror.Conflict("an identical %s record exists at %s (id %s)", r.Type, r.Name, e.ID)
 		}
 	}
 	return nil
@@ -265,7 +265,7 @@ func soleNullMX(existing []storage.Record, r *storage.Record) error {
 	for i := range existing {
 		e := &existing[i]
 		if e.ID != r.ID && e.Name == r.Name && e.Type == "MX" && (null(e) || null(r)) {
-			return problem.Conflict("%s would have a null MX (0 .: it takes no mail) beside another MX (id %s); "+
+			return apierror.Conflict("%s would have a null MX (0 .: it takes no mail) beside another MX (id %s); "+
 				"a null MX must be its only MX (RFC 7505), so delete one first", r.Name, e.ID)
 		}
 	}

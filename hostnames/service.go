@@ -3,7 +3,7 @@
 // profile, the plan gates, caps, rate limits, address classes, domains and
 // label rules, and the state a hostname is in at a given moment.
 //
-// It decides and returns problem errors with the spec's status and code; it
+// It decides and returns apierror errors with the spec's status and code; it
 // knows nothing of HTTP requests or DNS messages, and reaches the database
 // only through storage.
 package hostnames
@@ -22,8 +22,8 @@ import (
 	"github.com/hostmint/hostmint/seal"
 
 	"github.com/hostmint/hostmint/addrclass"
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/labels"
-	"github.com/hostmint/hostmint/problem"
 	"github.com/hostmint/hostmint/storage"
 	"github.com/hostmint/hostmint/targets"
 )
@@ -121,16 +121,16 @@ func (s *core) expiry(now time.Time) int64 {
 // taken: see labelFree).
 func (s *Service) checkLabel(field, label string) error {
 	if err := labels.Syntax(label); err != nil {
-		return problem.BadRequest("%s %s", field, err)
+		return apierror.BadRequest("%s %s", field, err)
 	}
 	if s.profile.Teams() {
 		return nil
 	}
 	if labels.Punycode(label) {
-		return problem.BadRequest("%s %q is the ASCII form of an internationalised name, which can pass for another name; choose another", field, label)
+		return apierror.BadRequest("%s %q is the ASCII form of an internationalised name, which can pass for another name; choose another", field, label)
 	}
 	if s.cfg.Labels.Blocked(label) || s.cfg.Reserved[label] {
-		return problem.BadRequest("%s %q is reserved or blocked; choose another", field, label)
+		return apierror.BadRequest("%s %q is reserved or blocked; choose another", field, label)
 	}
 	return nil
 }
@@ -143,11 +143,11 @@ type parsedIP struct {
 
 func parseIP(ip *string) (parsedIP, error) {
 	if ip == nil || *ip == "" {
-		return parsedIP{}, problem.BadRequest("ip is required")
+		return parsedIP{}, apierror.BadRequest("ip is required")
 	}
 	a, err := addrclass.Parse(*ip)
 	if err != nil {
-		return parsedIP{}, problem.BadRequest("ip %q is not an IPv4 or IPv6 address", *ip)
+		return parsedIP{}, apierror.BadRequest("ip %q is not an IPv4 or IPv6 address", *ip)
 	}
 	return parsedIP{addr: a, text: a.String(), class: addrclass.Of(a)}, nil
 }

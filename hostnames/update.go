@@ -8,9 +8,9 @@ import (
 
 	"github.com/hostmint/hostmint/access"
 	"github.com/hostmint/hostmint/addrclass"
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/domains"
 	"github.com/hostmint/hostmint/plans"
-	"github.com/hostmint/hostmint/problem"
 	"github.com/hostmint/hostmint/ratelimit"
 	"github.com/hostmint/hostmint/storage"
 	"github.com/hostmint/hostmint/targets"
@@ -30,12 +30,12 @@ type UpdateInput struct {
 func (s *Service) Update(ctx context.Context, p *access.Principal, id string, in UpdateInput) (*storage.Hostname, error) {
 	if !s.profile.Teams() {
 		if in.Target != nil {
-			return nil, problem.BadRequest("target is not a field of this deployment (profile 1)")
+			return nil, apierror.BadRequest("target is not a field of this deployment (profile 1)")
 		}
 		return s.updateP1(ctx, p, id, in)
 	}
 	if (in.IP == nil) == (in.Target == nil) {
-		return nil, problem.BadRequest("send exactly one of ip and target")
+		return nil, apierror.BadRequest("send exactly one of ip and target")
 	}
 	var (
 		target string
@@ -43,10 +43,10 @@ func (s *Service) Update(ctx context.Context, p *access.Principal, id string, in
 	)
 	if in.Target != nil {
 		if target = domains.Normalize(*in.Target); target == "" {
-			return nil, problem.BadRequest("target %q is not a host name", *in.Target)
+			return nil, apierror.BadRequest("target %q is not a host name", *in.Target)
 		}
 		if _, err := netip.ParseAddr(strings.Trim(target, "[]")); err == nil {
-			return nil, problem.BadRequest("target %q is an address, not a host name to follow; send it as ip", *in.Target)
+			return nil, apierror.BadRequest("target %q is an address, not a host name to follow; send it as ip", *in.Target)
 		}
 		// Only a caller who may change the hostname gets our resolver's time.
 		h, err := s.owned(ctx, s.store.Reader(), p, id, access.HostnamesWrite)
@@ -108,7 +108,7 @@ func (s *Service) Update(ctx context.Context, p *access.Principal, id string, in
 }
 
 func crossing(h *storage.Hostname, class addrclass.Class) error {
-	return problem.Conflict("hostname %s is %s for life and cannot move to a %s address; release it and register a new one",
+	return apierror.Conflict("hostname %s is %s for life and cannot move to a %s address; release it and register a new one",
 		h.Name, class, other(class))
 }
 
@@ -126,12 +126,12 @@ func (s *Service) resolve(ctx context.Context, target string) (*targets.Answer, 
 	case err == nil:
 		return a, nil
 	case errors.Is(err, targets.ErrNoResolver):
-		return nil, problem.NotImplemented("targets need a resolver, and this deployment has none configured")
+		return nil, apierror.NotImplemented("targets need a resolver, and this deployment has none configured")
 	case errors.Is(err, targets.ErrNoAddress):
-		return nil, problem.BadRequest("target %s has no A or AAAA records", target)
+		return nil, apierror.BadRequest("target %s has no A or AAAA records", target)
 	default:
 		s.log.Warn("resolving a target failed", "target", target, "err", err)
-		return nil, problem.Unavailable("could not resolve target %s right now; retry later", target)
+		return nil, apierror.Unavailable("could not resolve target %s right now; retry later", target)
 	}
 }
 
@@ -154,7 +154,7 @@ func (s *Service) setP1(ctx context.Context, tx *storage.Tx, h *storage.Hostname
 			return err
 		}
 		if !plans.PrivateAddresses(a.Plan) {
-			return problem.Forbidden("private and reserved addresses need the Business plan (this account is on %s)", a.Plan)
+			return apierror.Forbidden("private and reserved addresses need the Business plan (this account is on %s)", a.Plan)
 		}
 	}
 	h.IP, h.Addrs = addr.text, addr.text

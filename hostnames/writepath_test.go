@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/hostmint/hostmint/access"
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/plans"
-	"github.com/hostmint/hostmint/problem"
 	"github.com/hostmint/hostmint/storage"
 	"github.com/hostmint/hostmint/storage/storagetest"
 )
@@ -137,7 +137,7 @@ func TestSameLabelRace(t *testing.T) {
 					won++
 					continue
 				}
-				if pe, ok := problem.As(err); !ok || pe.Status != 409 {
+				if pe, ok := apierror.As(err); !ok || pe.Status != 409 {
 					t.Errorf("a losing create answered %v, want 409", err)
 				}
 			}

@@ -8,7 +8,7 @@ import (
 	"regexp"
 	"slices"
 
-	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/profile"
 	"github.com/hostmint/hostmint/storage"
 )
@@ -41,10 +41,10 @@ var name = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
 // Check refuses a plan name the profile does not have (400).
 func Check(p profile.Profile, plan string) error {
 	if !p.NamedPlans() && !slices.Contains(Profile1, plan) {
-		return problem.BadRequest("plan must be free, pro or business, got %q", plan)
+		return apierror.BadRequest("plan must be free, pro or business, got %q", plan)
 	}
 	if !name.MatchString(plan) {
-		return problem.BadRequest("plan must be 1 to 32 of a-z 0-9 _ -, got %q", plan)
+		return apierror.BadRequest("plan must be 1 to 32 of a-z 0-9 _ -, got %q", plan)
 	}
 	return nil
 }

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/storage"
 )
 
@@ -39,13 +39,13 @@ func Take(ctx context.Context, tx *storage.Tx, accountID string, l Limit, now ti
 	}
 	if n >= l.Max {
 		wait := time.UnixMilli(oldest).Add(l.Window).Sub(now)
-		return Refuse(problem.RateLimited("more than %d %s in %s for this team; retry later", l.Max, l.What, l.Window), wait)
+		return Refuse(apierror.RateLimited("more than %d %s in %s for this team; retry later", l.Max, l.What, l.Window), wait)
 	}
 	return tx.AddRateEvent(ctx, &storage.RateEvent{AccountID: accountID, Kind: l.Kind, At: now.UnixMilli()})
 }
 
 // Refuse sets Retry-After on p: wait rounded up to whole seconds, at least 1.
-func Refuse(p *problem.Error, wait time.Duration) *problem.Error {
+func Refuse(p *apierror.Error, wait time.Duration) *apierror.Error {
 	secs := max(1, int((wait+time.Second-1)/time.Second))
 	p.Header = http.Header{"Retry-After": {strconv.Itoa(secs)}}
 	return p

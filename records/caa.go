@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/labels"
-	"github.com/hostmint/hostmint/problem"
 	"github.com/miekg/dns"
 )
 
@@ -25,27 +25,27 @@ func parseCAA(in Input, _ bool, _ string) (Data, error) {
 		}
 	}
 	if in.Tag == nil || *in.Tag == "" {
-		return Data{}, problem.BadRequest("tag is required: issue, issuewild or iodef")
+		return Data{}, apierror.BadRequest("tag is required: issue, issuewild or iodef")
 	}
 	tag := *in.Tag
 	if !slices.Contains(caaTags, tag) {
 		if slices.Contains(caaTags, labels.Lower(tag)) {
-			return Data{}, problem.BadRequest("tag must be lowercase, got %q", tag)
+			return Data{}, apierror.BadRequest("tag must be lowercase, got %q", tag)
 		}
-		return Data{}, problem.BadRequest("tag must be issue, issuewild or iodef, got %q", tag)
+		return Data{}, apierror.BadRequest("tag must be issue, issuewild or iodef, got %q", tag)
 	}
 	if in.Value == nil || *in.Value == "" {
-		return Data{}, problem.BadRequest("value is required (for issue and issuewild, \";\" forbids every CA)")
+		return Data{}, apierror.BadRequest("value is required (for issue and issuewild, \";\" forbids every CA)")
 	}
 	v := *in.Value
 	if i, r := control(v); i >= 0 {
-		return Data{}, problem.BadRequest("value must not hold control characters, found %U at offset %d", r, i)
+		return Data{}, apierror.BadRequest("value must not hold control characters, found %U at offset %d", r, i)
 	}
 	if len(v) > MaxStringLen {
-		return Data{}, problem.BadRequest("value must be at most %d bytes, got %d", MaxStringLen, len(v))
+		return Data{}, apierror.BadRequest("value must be at most %d bytes, got %d", MaxStringLen, len(v))
 	}
 	if tag == "iodef" && !iodefURL(v) {
-		return Data{}, problem.BadRequest("value of an iodef record must be a mailto:, http: or https: URL, got %q", v)
+		return Data{}, apierror.BadRequest("value of an iodef record must be a mailto:, http: or https: URL, got %q", v)
 	}
 	return Data{Flags: ptr(flags), Tag: tag, Value: v}, nil
 }
@@ -87,18 +87,18 @@ func CAAPolicy(entries []string) ([]string, error) {
 		rr, err := dns.NewRR("caa.invalid. 300 IN CAA " + e)
 		c, ok := rr.(*dns.CAA)
 		if err != nil || !ok {
-			return nil, problem.BadRequest("caa[%d] %q is not FLAGS TAG \"VALUE\"", i, e)
+			return nil, apierror.BadRequest("caa[%d] %q is not FLAGS TAG \"VALUE\"", i, e)
 		}
 		if !strings.Contains(e, `"`) {
-			return nil, problem.BadRequest("caa[%d]: the value must be in double quotes", i)
+			return nil, apierror.BadRequest("caa[%d]: the value must be in double quotes", i)
 		}
 		flags, value := int(c.Flag), unescape(c.Value)
 		if _, err := parseCAA(Input{Flags: &flags, Tag: &c.Tag, Value: &value}, false, ""); err != nil {
 			msg := err.Error()
-			if pe, ok := problem.As(err); ok {
+			if pe, ok := apierror.As(err); ok {
 				msg = pe.Message
 			}
-			return nil, problem.BadRequest("caa[%d]: %s", i, msg)
+			return nil, apierror.BadRequest("caa[%d]: %s", i, msg)
 		}
 		norm = append(norm, strings.TrimPrefix(c.String(), c.Hdr.String()))
 	}

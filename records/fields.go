@@ -4,16 +4,16 @@ import (
 	"fmt"
 	"unicode"
 
-	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/apierror"
 )
 
 // number checks a required integer field against [lo, hi].
 func number(p *int, field string, lo, hi int) (int, error) {
 	if p == nil {
-		return 0, problem.BadRequest("%s is required: an integer from %d to %d", field, lo, hi)
+		return 0, apierror.BadRequest("%s is required: an integer from %d to %d", field, lo, hi)
 	}
 	if *p < lo || *p > hi {
-		return 0, problem.BadRequest("%s must be an integer from %d to %d, got %d", field, lo, hi, *p)
+		return 0, apierror.BadRequest("%s must be an integer from %d to %d, got %d", field, lo, hi, *p)
 	}
 	return *p, nil
 }
@@ -22,7 +22,7 @@ func number(p *int, field string, lo, hi int) (int, error) {
 // the spec answers with, so a stored value compares equal to what is served.
 func hexField(p *string, field string) (string, error) {
 	if p == nil || *p == "" {
-		return "", problem.BadRequest("%s is required: lowercase hex digits", field)
+		return "", apierror.BadRequest("%s is required: lowercase hex digits", field)
 	}
 	s := *p
 	for i := 0; i < len(s); i++ {
@@ -30,9 +30,9 @@ func hexField(p *string, field string) (string, error) {
 		switch {
 		case c >= '0' && c <= '9', c >= 'a' && c <= 'f':
 		case c >= 'A' && c <= 'F':
-			return "", problem.BadRequest("%s must be lowercase hex, found %q", field, rune(c))
+			return "", apierror.BadRequest("%s must be lowercase hex, found %q", field, rune(c))
 		default:
-			return "", problem.BadRequest("%s must be hex digits without separators, found %q", field, rune(c))
+			return "", apierror.BadRequest("%s must be hex digits without separators, found %q", field, rune(c))
 		}
 	}
 	return s, nil

@@ -3,7 +3,7 @@ package records
 import (
 	"errors"
 
-	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/miekg/dns"
 )
 
@@ -19,7 +19,7 @@ func parseMX(in Input, _ bool, _ string) (Data, error) {
 		return Data{}, err
 	}
 	if ex == "." && pref != 0 {
-		return Data{}, problem.BadRequest("preference must be 0 with exchange \".\" (null MX, RFC 7505), got %d", pref)
+		return Data{}, apierror.BadRequest("preference must be 0 with exchange \".\" (null MX, RFC 7505), got %d", pref)
 	}
 	return Data{Preference: ptr(pref), Exchange: ex}, nil
 }

@@ -3,8 +3,8 @@ package records
 import (
 	"strings"
 
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/labels"
-	"github.com/hostmint/hostmint/problem"
 )
 
 // MaxNameLen bounds a record name under the hostname. It leaves room for the
@@ -21,28 +21,28 @@ func parseName(p *string) (string, error) {
 	}
 	name := labels.Lower(*p)
 	if len(name) > MaxNameLen {
-		return "", problem.BadRequest("name must be at most %d bytes, got %d", MaxNameLen, len(name))
+		return "", apierror.BadRequest("name must be at most %d bytes, got %d", MaxNameLen, len(name))
 	}
 	if name[0] == '.' || name[len(name)-1] == '.' {
-		return "", problem.BadRequest("name must be relative to the hostname: no leading or trailing dot")
+		return "", apierror.BadRequest("name must be relative to the hostname: no leading or trailing dot")
 	}
 	for _, l := range strings.Split(name, ".") {
 		if l == "" {
-			return "", problem.BadRequest("name must not have empty labels (two dots in a row)")
+			return "", apierror.BadRequest("name must not have empty labels (two dots in a row)")
 		}
 		if len(l) > 63 {
-			return "", problem.BadRequest("name: each label must be at most 63 bytes, %q is %d", l, len(l))
+			return "", apierror.BadRequest("name: each label must be at most 63 bytes, %q is %d", l, len(l))
 		}
 		if strings.Contains(l, "*") {
-			return "", problem.BadRequest("name must not hold a wildcard (*)")
+			return "", apierror.BadRequest("name must not hold a wildcard (*)")
 		}
 		for _, c := range l {
 			if !labels.Char(c, true) {
-				return "", problem.BadRequest("name may hold only a-z, 0-9, hyphens and underscores, found %q", c)
+				return "", apierror.BadRequest("name may hold only a-z, 0-9, hyphens and underscores, found %q", c)
 			}
 		}
 		if l == ChallengeLabel {
-			return "", problem.BadRequest("name: %s is reserved for DNS-01 challenges", ChallengeLabel)
+			return "", apierror.BadRequest("name: %s is reserved for DNS-01 challenges", ChallengeLabel)
 		}
 	}
 	return name, nil
@@ -55,26 +55,26 @@ func parseName(p *string) (string, error) {
 // caller's mistake DNS would silently keep.
 func parseHost(field string, p *string) (string, error) {
 	if p == nil || *p == "" {
-		return "", problem.BadRequest("%s is required: a host name, or \".\" for none", field)
+		return "", apierror.BadRequest("%s is required: a host name, or \".\" for none", field)
 	}
 	if *p == "." {
 		return ".", nil
 	}
 	h := strings.TrimSuffix(labels.Lower(*p), ".")
 	if len(h) > 253 {
-		return "", problem.BadRequest("%s must be at most 253 bytes, got %d", field, len(h))
+		return "", apierror.BadRequest("%s must be at most 253 bytes, got %d", field, len(h))
 	}
 	ls := strings.Split(h, ".")
 	if len(ls) < 2 {
-		return "", problem.BadRequest("%s must be a fully qualified host name such as mail.example.org, got %q", field, *p)
+		return "", apierror.BadRequest("%s must be a fully qualified host name such as mail.example.org, got %q", field, *p)
 	}
 	for _, l := range ls {
 		if err := labels.LDH(l); err != nil {
-			return "", problem.BadRequest("%s must be a host name: each label %s, in %q", field, err, *p)
+			return "", apierror.BadRequest("%s must be a host name: each label %s, in %q", field, err, *p)
 		}
 	}
 	if strings.Trim(ls[len(ls)-1], "0123456789") == "" {
-		return "", problem.BadRequest("%s must be a host name, not an IP address", field)
+		return "", apierror.BadRequest("%s must be a host name, not an IP address", field)
 	}
 	return h, nil
 }

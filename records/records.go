@@ -5,7 +5,7 @@
 //
 // It knows nothing of HTTP handlers, storage, accounts or which hostname a
 // record hangs under: callers pass the owner name in. Every broken rule is a
-// problem.BadRequest whose message names the field, so the handler can hand
+// apierror.BadRequest whose message names the field, so the handler can hand
 // it on as is.
 package records
 
@@ -16,7 +16,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/miekg/dns"
 )
 
@@ -148,7 +148,7 @@ func Parse(in Input, create bool) (*Record, error) {
 	k := kinds[typ]
 	for _, f := range given(in) {
 		if !slices.Contains(k.fields, f) {
-			return nil, problem.BadRequest("field %s does not belong to a %s record (%s takes %s)",
+			return nil, apierror.BadRequest("field %s does not belong to a %s record (%s takes %s)",
 				f, typ, typ, strings.Join(k.fields, ", "))
 		}
 	}
@@ -165,16 +165,16 @@ func Parse(in Input, create bool) (*Record, error) {
 
 func parseType(t string) (string, error) {
 	if t == "" {
-		return "", problem.BadRequest("type is required: one of %s", strings.Join(Types, ", "))
+		return "", apierror.BadRequest("type is required: one of %s", strings.Join(Types, ", "))
 	}
 	typ := strings.ToUpper(t)
 	if _, ok := kinds[typ]; ok {
 		return typ, nil
 	}
 	if typ == "A" || typ == "AAAA" {
-		return "", problem.BadRequest("type %s is not accepted here: address records are set by PUT on the hostname", typ)
+		return "", apierror.BadRequest("type %s is not accepted here: address records are set by PUT on the hostname", typ)
 	}
-	return "", problem.BadRequest("type %q is not supported: use one of %s", t, strings.Join(Types, ", "))
+	return "", apierror.BadRequest("type %q is not supported: use one of %s", t, strings.Join(Types, ", "))
 }
 
 // given lists the type-specific fields present in in, in a fixed order so

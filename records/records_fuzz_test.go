@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/miekg/dns"
 )
 
@@ -70,7 +70,7 @@ func FuzzParse(f *testing.F) {
 		}
 		rec, err := Parse(in, create)
 		if err != nil {
-			if p, ok := problem.As(err); !ok || p.Status != http.StatusBadRequest || p.Message == "" {
+			if p, ok := apierror.As(err); !ok || p.Status != http.StatusBadRequest || p.Message == "" {
 				t.Fatalf("Parse(%s) = %v; want a 400 problem", body, err)
 			}
 			return

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/miekg/dns"
 )
 
@@ -339,8 +339,8 @@ func TestParseInvalid(t *testing.T) {
 			if err == nil {
 				t.Fatalf("Parse = %+v, want an error", rec)
 			}
-			p, ok := problem.As(err)
-			if !ok || p.Status != 400 || p.Code != problem.CodeBadRequest {
+			p, ok := apierror.As(err)
+			if !ok || p.Status != 400 || p.Code != apierror.CodeBadRequest {
 				t.Fatalf("error = %#v, want a 400 BAD_REQUEST problem", err)
 			}
 			if !strings.Contains(p.Message, tc.field) || !strings.Contains(p.Message, tc.also) {

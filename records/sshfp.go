@@ -3,7 +3,7 @@ package records
 import (
 	"errors"
 
-	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/miekg/dns"
 )
 
@@ -13,26 +13,26 @@ var sshfpDigits = map[int]int{1: 40, 2: 64}
 func parseSSHFP(in Input, _ bool, _ string) (Data, error) {
 	const algs = "1 (RSA), 2 (DSA), 3 (ECDSA), 4 (Ed25519) or 6 (Ed448)"
 	if in.Algorithm == nil {
-		return Data{}, problem.BadRequest("algorithm is required: " + algs)
+		return Data{}, apierror.BadRequest("algorithm is required: " + algs)
 	}
 	// 5 is unassigned in the IANA SSHFP registry.
 	alg := *in.Algorithm
 	if alg < 1 || alg > 6 || alg == 5 {
-		return Data{}, problem.BadRequest("algorithm must be "+algs+", got %d", alg)
+		return Data{}, apierror.BadRequest("algorithm must be "+algs+", got %d", alg)
 	}
 	if in.FPType == nil {
-		return Data{}, problem.BadRequest("fptype is required: 1 (SHA-1) or 2 (SHA-256)")
+		return Data{}, apierror.BadRequest("fptype is required: 1 (SHA-1) or 2 (SHA-256)")
 	}
 	fpt := *in.FPType
 	if fpt != 1 && fpt != 2 {
-		return Data{}, problem.BadRequest("fptype must be 1 (SHA-1) or 2 (SHA-256), got %d", fpt)
+		return Data{}, apierror.BadRequest("fptype must be 1 (SHA-1) or 2 (SHA-256), got %d", fpt)
 	}
 	fp, err := hexField(in.Fingerprint, "fingerprint")
 	if err != nil {
 		return Data{}, err
 	}
 	if want := sshfpDigits[fpt]; len(fp) != want {
-		return Data{}, problem.BadRequest("fingerprint must be %d hex digits for fptype %d, got %d", want, fpt, len(fp))
+		return Data{}, apierror.BadRequest("fingerprint must be %d hex digits for fptype %d, got %d", want, fpt, len(fp))
 	}
 	return Data{Algorithm: ptr(alg), FPType: ptr(fpt), Fingerprint: fp}, nil
 }

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/miekg/dns"
 )
 
@@ -41,7 +41,7 @@ func parseSVCB(in Input, _ bool, _ string) (Data, error) {
 		return Data{}, err
 	}
 	if prio == 0 && p != nil {
-		return Data{}, problem.BadRequest("params must be absent when priority is 0 (alias mode)")
+		return Data{}, apierror.BadRequest("params must be absent when priority is 0 (alias mode)")
 	}
 	return Data{Priority: ptr(prio), Target: target, Params: p}, nil
 }
@@ -54,17 +54,17 @@ func parseParams(in *Params) (*Params, error) {
 	p := &Params{NoDefaultALPN: in.NoDefaultALPN}
 	if in.ALPN != nil {
 		if len(in.ALPN) == 0 {
-			return nil, problem.BadRequest("params.alpn must not be an empty list")
+			return nil, apierror.BadRequest("params.alpn must not be an empty list")
 		}
 		for i, id := range in.ALPN {
 			if err := alpnID(id); err != nil {
-				return nil, problem.BadRequest("params.alpn[%d] %v", i, err)
+				return nil, apierror.BadRequest("params.alpn[%d] %v", i, err)
 			}
 		}
 		p.ALPN = slices.Clone(in.ALPN)
 	}
 	if p.NoDefaultALPN && p.ALPN == nil {
-		return nil, problem.BadRequest("params.noDefaultAlpn requires params.alpn: a client must be offered some protocol")
+		return nil, apierror.BadRequest("params.noDefaultAlpn requires params.alpn: a client must be offered some protocol")
 	}
 	if in.Port != nil {
 		n, err := number(in.Port, "params.port", 0, 0xffff)
@@ -83,7 +83,7 @@ func parseParams(in *Params) (*Params, error) {
 	if in.ECH != "" {
 		b, err := base64.StdEncoding.Strict().DecodeString(in.ECH)
 		if err != nil || len(b) == 0 {
-			return nil, problem.BadRequest("params.ech must be an ECHConfigList in standard base64")
+			return nil, apierror.BadRequest("params.ech must be an ECHConfigList in standard base64")
 		}
 		p.ECH = in.ECH
 	}
@@ -123,14 +123,14 @@ func hints(in []string, field string, family int) ([]string, error) {
 		return nil, nil
 	}
 	if len(in) == 0 {
-		return nil, problem.BadRequest("%s must not be an empty list", field)
+		return nil, apierror.BadRequest("%s must not be an empty list", field)
 	}
 	out := make([]string, len(in))
 	for i, s := range in {
 		a, err := netip.ParseAddr(s)
 		ok := err == nil && a.Zone() == "" && (family == 4 && a.Is4() || family == 6 && a.Is6() && !a.Is4In6())
 		if !ok {
-			return nil, problem.BadRequest("%s[%d] must be an IPv%d address, got %q", field, i, family, s)
+			return nil, apierror.BadRequest("%s[%d] must be an IPv%d address, got %q", field, i, family, s)
 		}
 		out[i] = a.String()
 	}
@@ -144,7 +144,7 @@ func mandatory(in []string, p *Params) ([]string, error) {
 		return nil, nil
 	}
 	if len(in) == 0 {
-		return nil, problem.BadRequest("params.mandatory must not be an empty list")
+		return nil, apierror.BadRequest("params.mandatory must not be an empty list")
 	}
 	set := map[string]bool{
 		"alpn": p.ALPN != nil, "port": p.Port != nil, "ipv4hint": p.IPv4Hint != nil,
@@ -153,13 +153,13 @@ func mandatory(in []string, p *Params) ([]string, error) {
 	out := slices.Clone(in)
 	for i, k := range out {
 		if _, ok := mandatoryKeys[k]; !ok {
-			return nil, problem.BadRequest("params.mandatory[%d] must be one of alpn, port, ipv4hint, ipv6hint, ech, got %q", i, k)
+			return nil, apierror.BadRequest("params.mandatory[%d] must be one of alpn, port, ipv4hint, ipv6hint, ech, got %q", i, k)
 		}
 		if !set[k] {
-			return nil, problem.BadRequest("params.mandatory lists %s, which params does not set", k)
+			return nil, apierror.BadRequest("params.mandatory lists %s, which params does not set", k)
 		}
 		if slices.Contains(out[:i], k) {
-			return nil, problem.BadRequest("params.mandatory lists %s twice", k)
+			return nil, apierror.BadRequest("params.mandatory lists %s twice", k)
 		}
 	}
 	slices.SortFunc(out, func(a, b string) int { return int(mandatoryKeys[a]) - int(mandatoryKeys[b]) })

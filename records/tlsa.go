@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/miekg/dns"
 )
 
@@ -37,13 +37,13 @@ func parseTLSA(in Input, _ bool, label string) (Data, error) {
 	}
 	switch n := len(assoc); {
 	case mt == 1 && n != 64:
-		return Data{}, problem.BadRequest("association must be 64 hex digits for matching_type 1 (SHA-256), got %d", n)
+		return Data{}, apierror.BadRequest("association must be 64 hex digits for matching_type 1 (SHA-256), got %d", n)
 	case mt == 2 && n != 128:
-		return Data{}, problem.BadRequest("association must be 128 hex digits for matching_type 2 (SHA-512), got %d", n)
+		return Data{}, apierror.BadRequest("association must be 128 hex digits for matching_type 2 (SHA-512), got %d", n)
 	case mt == 0 && n%2 != 0:
-		return Data{}, problem.BadRequest("association must be an even number of hex digits (whole octets), got %d", n)
+		return Data{}, apierror.BadRequest("association must be an even number of hex digits (whole octets), got %d", n)
 	case n > maxAssociation:
-		return Data{}, problem.BadRequest("association must be at most %d hex digits, got %d", maxAssociation, n)
+		return Data{}, apierror.BadRequest("association must be at most %d hex digits, got %d", maxAssociation, n)
 	}
 	return Data{Usage: ptr(usage), Selector: ptr(sel), MatchingType: ptr(mt), Association: assoc}, nil
 }
@@ -53,17 +53,17 @@ func parseTLSA(in Input, _ bool, label string) (Data, error) {
 func tlsaName(label string) error {
 	labels := strings.SplitN(label, ".", 3)
 	if label == "" || len(labels) < 2 {
-		return problem.BadRequest("name of a TLSA record must start with _<port>._<protocol>, such as _443._tcp")
+		return apierror.BadRequest("name of a TLSA record must start with _<port>._<protocol>, such as _443._tcp")
 	}
 	port := strings.TrimPrefix(labels[0], "_")
 	n, err := strconv.Atoi(port)
 	if port == labels[0] || err != nil || port[0] == '0' || n < 1 || n > 0xffff {
-		return problem.BadRequest("name of a TLSA record must start with _<port> where port is 1 to 65535, got %q", labels[0])
+		return apierror.BadRequest("name of a TLSA record must start with _<port> where port is 1 to 65535, got %q", labels[0])
 	}
 	switch labels[1] {
 	case "_tcp", "_udp", "_sctp":
 	default:
-		return problem.BadRequest("name of a TLSA record needs _tcp, _udp or _sctp after the port, got %q", labels[1])
+		return apierror.BadRequest("name of a TLSA record needs _tcp, _udp or _sctp after the port, got %q", labels[1])
 	}
 	return nil
 }

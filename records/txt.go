@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hostmint/hostmint/problem"
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/miekg/dns"
 )
 
@@ -25,43 +25,43 @@ const (
 func parseTXT(in Input, create bool, _ string) (Data, error) {
 	raw := bytes.TrimSpace(in.Text)
 	if len(raw) == 0 || string(raw) == "null" {
-		return Data{}, problem.BadRequest("text is required")
+		return Data{}, apierror.BadRequest("text is required")
 	}
 	var list []string
 	var one string
 	switch {
 	case json.Unmarshal(raw, &one) == nil:
 		if !create && len(one) > MaxStringLen {
-			return Data{}, problem.BadRequest("text must be at most %d bytes when changing a record, got %d", MaxStringLen, len(one))
+			return Data{}, apierror.BadRequest("text must be at most %d bytes when changing a record, got %d", MaxStringLen, len(one))
 		}
 		list = []string{one}
 	case json.Unmarshal(raw, &list) == nil:
 		if !create {
-			return Data{}, problem.BadRequest("text must be one string when changing a record, not a list")
+			return Data{}, apierror.BadRequest("text must be one string when changing a record, not a list")
 		}
 		if len(list) == 0 {
-			return Data{}, problem.BadRequest("text must not be empty")
+			return Data{}, apierror.BadRequest("text must not be empty")
 		}
 		for i, s := range list {
 			if s == "" {
-				return Data{}, problem.BadRequest("text[%d] must not be empty", i)
+				return Data{}, apierror.BadRequest("text[%d] must not be empty", i)
 			}
 			if len(s) > MaxStringLen {
-				return Data{}, problem.BadRequest("text[%d] is %d bytes; each string may hold at most %d bytes", i, len(s), MaxStringLen)
+				return Data{}, apierror.BadRequest("text[%d] is %d bytes; each string may hold at most %d bytes", i, len(s), MaxStringLen)
 			}
 		}
 	default:
-		return Data{}, problem.BadRequest("text must be a string or a list of strings")
+		return Data{}, apierror.BadRequest("text must be a string or a list of strings")
 	}
 	text := strings.Join(list, "")
 	if text == "" {
-		return Data{}, problem.BadRequest("text must not be empty")
+		return Data{}, apierror.BadRequest("text must not be empty")
 	}
 	if i, r := control(text); i >= 0 {
-		return Data{}, problem.BadRequest("text must not hold control characters, found %U at offset %d", r, i)
+		return Data{}, apierror.BadRequest("text must not hold control characters, found %U at offset %d", r, i)
 	}
 	if len(text) > MaxTextLen {
-		return Data{}, problem.BadRequest("text must be at most %d bytes in total, got %d", MaxTextLen, len(text))
+		return Data{}, apierror.BadRequest("text must be at most %d bytes in total, got %d", MaxTextLen, len(text))
 	}
 	d := Data{Text: text}
 	if len(list) > 1 && !slices.Equal(list, split(text)) {

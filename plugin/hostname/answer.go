@@ -32,7 +32,7 @@ type reply struct {
 }
 
 // answer fills m for a question inside zone z.
-func (h *Hostname) answer(m *dns.Msg, z *zone, state request.Request) {
+func (h *Handler) answer(m *dns.Msg, z *zone, state request.Request) {
 	qname, qtype := state.Name(), state.QType()
 	now := time.Now()
 	r := &reply{m: m, z: z, owner: state.QName()}
@@ -62,7 +62,7 @@ func (h *Hostname) answer(m *dns.Msg, z *zone, state request.Request) {
 
 // name answers for a name below the apex: a hostname, a name with records
 // under it, an empty non-terminal, or nothing.
-func (h *Hostname) name(r *reply, qname string, qtype uint16, now time.Time) {
+func (h *Handler) name(r *reply, qname string, qtype uint16, now time.Time) {
 	n := h.index.node(qname)
 	var ttl uint32
 	live := false
@@ -130,7 +130,7 @@ func (n *node) ttl(max uint32, now time.Time) (ttl uint32, live bool) {
 	return uint32(min(int64(max), (left+999)/1000)), true
 }
 
-func (h *Hostname) apex(r *reply, qtype uint16) {
+func (h *Handler) apex(r *reply, qtype uint16) {
 	z := r.z
 	r.types = []uint16{dns.TypeNS, dns.TypeSOA}
 	if len(z.caa) > 0 {
@@ -167,7 +167,7 @@ func (h *Hostname) apex(r *reply, qtype uint16) {
 // sign adds the RRSIGs, and on a negative answer the NSEC that proves it.
 // A name that does not exist gets a black lie: NOERROR, and an NSEC saying
 // the name holds nothing but NSEC and RRSIG.
-func (h *Hostname) sign(r *reply, qtype uint16, now time.Time) {
+func (h *Handler) sign(r *reply, qtype uint16, now time.Time) {
 	m, s := r.m, r.z.signer
 	if len(m.Answer) == 0 {
 		m.Rcode = dns.RcodeSuccess
@@ -195,7 +195,7 @@ func (h *Hostname) sign(r *reply, qtype uint16, now time.Time) {
 
 // soa is the zone's SOA with the given TTL. The serial is the newest change
 // applied, so every node that has applied the same changes agrees on it.
-func (h *Hostname) soa(z *zone, ttl uint32) dns.RR {
+func (h *Handler) soa(z *zone, ttl uint32) dns.RR {
 	return &dns.SOA{
 		Hdr:     dns.RR_Header{Name: z.name, Rrtype: dns.TypeSOA, Class: dns.ClassINET, Ttl: ttl},
 		Ns:      h.ns[0],
@@ -205,7 +205,7 @@ func (h *Hostname) soa(z *zone, ttl uint32) dns.RR {
 	}
 }
 
-func (h *Hostname) nsRRs(owner string) []dns.RR {
+func (h *Handler) nsRRs(owner string) []dns.RR {
 	rrs := make([]dns.RR, len(h.ns))
 	for i, n := range h.ns {
 		rrs[i] = &dns.NS{Hdr: dns.RR_Header{Name: owner, Rrtype: dns.TypeNS, Class: dns.ClassINET, Ttl: ttlNS}, Ns: n}
@@ -214,7 +214,7 @@ func (h *Hostname) nsRRs(owner string) []dns.RR {
 }
 
 // glue is the addresses of the nameservers whose names are in our zones.
-func (h *Hostname) glue() []dns.RR {
+func (h *Handler) glue() []dns.RR {
 	var rrs []dns.RR
 	for _, n := range h.ns {
 		if h.index.zoneOf(n) == nil {
@@ -253,7 +253,7 @@ func rewrite(set []dns.RR, owner string, most uint32) []dns.RR {
 
 // aboveStatic reports whether qname is an empty non-terminal above a
 // nameserver name (ns1.sub.example.org makes sub.example.org exist).
-func (h *Hostname) aboveStatic(qname string) bool {
+func (h *Handler) aboveStatic(qname string) bool {
 	for n := range h.static {
 		if len(n) > len(qname) && n[len(n)-len(qname)-1] == '.' && strings.HasSuffix(n, qname) {
 			return true

@@ -19,8 +19,8 @@ import (
 // A bigger answer goes TC, and the client asks again over TCP.
 const maxUDPSize = 1232
 
-// Hostname is the plugin handler.
-type Hostname struct {
+// Handler is the plugin handler.
+type Handler struct {
 	Next plugin.Handler
 
 	cfg    *config
@@ -31,7 +31,7 @@ type Hostname struct {
 }
 
 // configured reports whether qname is under a domain of the Corefile.
-func (h *Hostname) configured(qname string) bool {
+func (h *Handler) configured(qname string) bool {
 	for _, d := range h.cfg.app.Domains {
 		if dns.IsSubDomain(d+".", qname) {
 			return true
@@ -41,10 +41,10 @@ func (h *Hostname) configured(qname string) bool {
 }
 
 // Name implements plugin.Handler.
-func (h *Hostname) Name() string { return "hostname" }
+func (h *Handler) Name() string { return "hostname" }
 
 // ServeDNS implements plugin.Handler.
-func (h *Hostname) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
+func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
 	state := request.Request{W: w, Req: r}
 	qname := state.Name()
 	z := h.index.zoneOf(qname)

@@ -34,7 +34,7 @@ var fuzzRecords = []struct{ name, body string }{
 // addFuzzRecords gives h's example.org a CAA policy and the hostname
 // rec.example.org with fuzzRecords and a DNS-01 challenge, built by
 // buildNodes as the change feed builds them.
-func addFuzzRecords(tb testing.TB, h *Hostname) {
+func addFuzzRecords(tb testing.TB, h *Handler) {
 	tb.Helper()
 	z := (*h.index.zones.Load())["example.org."]
 	policy, err := dns.NewRR(`example.org. 300 IN CAA 0 issue "letsencrypt.org"`)
@@ -168,7 +168,7 @@ func FuzzServeDNS(f *testing.F) {
 	for _, s := range fuzzSeeds(f) {
 		f.Add(s)
 	}
-	handlers := []*Hostname{fixture(f), signedFixture(f, 3, true)}
+	handlers := []*Handler{fixture(f), signedFixture(f, 3, true)}
 	for _, h := range handlers {
 		addFuzzRecords(f, h)
 	}

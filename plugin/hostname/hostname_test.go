@@ -16,15 +16,15 @@ import (
 
 const testSerial = 2026
 
-// newTestHostname is a handler for the Corefile block body, with an index
+// newTestHandler is a handler for the Corefile block body, with an index
 // that holds zones and is loaded, without a store behind it.
-func newTestHostname(tb testing.TB, body string, zones ...string) *Hostname {
+func newTestHandler(tb testing.TB, body string, zones ...string) *Handler {
 	tb.Helper()
 	cfg, err := parse(caddy.NewTestController("dns", block(body)))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	h := newHostname(cfg)
+	h := newHandler(cfg)
 	zs := zoneSet{}
 	for i, z := range zones {
 		zs[z] = &zone{name: z, id: fmt.Sprintf("dom_%d", i)}
@@ -36,16 +36,16 @@ func newTestHostname(tb testing.TB, body string, zones ...string) *Hostname {
 }
 
 // addHost puts name (lowercase FQDN) in h's index; expires is Unix ms, 0 for never.
-func addHost(h *Hostname, name, ip string, expires int64) {
+func addHost(h *Handler, name, ip string, expires int64) {
 	n := &node{owner: holder("hn_" + name), host: true, addrs: packAddrs([]netip.Addr{netip.MustParseAddr(ip)}), expires: expires}
 	h.index.nodes.Load().put(name, n)
 }
 
 // fixture is example.org. and example.net., served by ns1.example.org
 // (192.0.2.53), ns2.example.net (no address) and ns3.example.org (2001:db8::53).
-func fixture(tb testing.TB) *Hostname {
+func fixture(tb testing.TB) *Handler {
 	tb.Helper()
-	h := newTestHostname(tb,
+	h := newTestHandler(tb,
 		"nameserver ns1.example.org 192.0.2.53:53\n"+
 			"nameserver ns2.example.net\n"+
 			"nameserver ns3.example.org 2001:db8::53\n",
@@ -336,7 +336,7 @@ func TestHostTTL(t *testing.T) {
 
 func TestServeDNSAddressTTL(t *testing.T) {
 	t.Parallel()
-	h := newTestHostname(t, "nameserver ns1.example.org 192.0.2.53\naddress_ttl 300\n", "example.org.")
+	h := newTestHandler(t, "nameserver ns1.example.org 192.0.2.53\naddress_ttl 300\n", "example.org.")
 	addHost(h, "abc.example.org.", "192.0.2.10", 0)
 	addHost(h, "soon.example.org.", "192.0.2.12", time.Now().Add(time.Hour).UnixMilli())
 
@@ -355,7 +355,7 @@ func TestServeDNSAddressTTL(t *testing.T) {
 // nameserver's address is not ours to vouch for.
 func TestServeDNSGlueInZoneOnly(t *testing.T) {
 	t.Parallel()
-	h := newTestHostname(t, "nameserver ns1.example.org 192.0.2.53\nnameserver ns2.example.com 198.51.100.53\n", "example.org.")
+	h := newTestHandler(t, "nameserver ns1.example.org 192.0.2.53\nnameserver ns2.example.com 198.51.100.53\n", "example.org.")
 	tc := test.Case{
 		Qname: "example.org.", Qtype: dns.TypeNS,
 		Answer: []dns.RR{
@@ -380,7 +380,7 @@ func TestServeDNSGlueInZoneOnly(t *testing.T) {
 // A nameserver name below the apex makes its parent an empty non-terminal.
 func TestServeDNSEmptyNonTerminal(t *testing.T) {
 	t.Parallel()
-	h := newTestHostname(t, "nameserver ns1.dns.example.org 192.0.2.53\n", "example.org.")
+	h := newTestHandler(t, "nameserver ns1.dns.example.org 192.0.2.53\n", "example.org.")
 	soa := test.SOA("example.org.	60	IN	SOA	ns1.dns.example.org. hostmaster.example.org. 2026 3600 600 1209600 60")
 	for _, tc := range []test.Case{
 		{Qname: "ns1.dns.example.org.", Qtype: dns.TypeA, Answer: []dns.RR{test.A("ns1.dns.example.org.	3600	IN	A	192.0.2.53")}},
@@ -401,7 +401,7 @@ func TestServeDNSEmptyNonTerminal(t *testing.T) {
 // With a domain inside another, the most specific zone answers.
 func TestServeDNSNestedZones(t *testing.T) {
 	t.Parallel()
-	h := newTestHostname(t, "nameserver ns1.example.org 192.0.2.53\n", "example.org.", "dyn.example.org.")
+	h := newTestHandler(t, "nameserver ns1.example.org 192.0.2.53\n", "example.org.", "dyn.example.org.")
 	addHost(h, "a.dyn.example.org.", "192.0.2.30", 0)
 	for _, tc := range []test.Case{
 		{Qname: "a.dyn.example.org.", Qtype: dns.TypeA, Answer: []dns.RR{test.A("a.dyn.example.org.	60	IN	A	192.0.2.30")}},
@@ -557,7 +557,7 @@ func TestServeDNSTruncation(t *testing.T) {
 	for i := range n {
 		body += fmt.Sprintf("nameserver ns%02d.example.org 192.0.2.%d\n", i, i+1)
 	}
-	h := newTestHostname(t, body, "example.org.")
+	h := newTestHandler(t, body, "example.org.")
 
 	for _, tc := range []struct {
 		name      string
@@ -599,7 +599,7 @@ func TestServeDNSTruncation(t *testing.T) {
 }
 
 func BenchmarkServeDNS(b *testing.B) {
-	h := newTestHostname(b, "nameserver ns1.example.org 192.0.2.53\nnameserver ns2.example.net\n", "example.org.", "example.net.")
+	h := newTestHandler(b, "nameserver ns1.example.org 192.0.2.53\nnameserver ns2.example.net\n", "example.org.", "example.net.")
 	const n = 100_000
 	far := time.Now().Add(24 * time.Hour).UnixMilli()
 	for i := range n {

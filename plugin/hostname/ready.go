@@ -2,4 +2,4 @@ package hostname
 
 // Ready implements ready.Readiness: ready once the first snapshot of the
 // store is in the index.
-func (h *Hostname) Ready() bool { return h.index.Loaded() }
+func (h *Handler) Ready() bool { return h.index.Loaded() }

@@ -30,7 +30,7 @@ func setup(c *caddy.Controller) error {
 	if err != nil {
 		return plugin.Error("hostname", err)
 	}
-	h := newHostname(cfg)
+	h := newHandler(cfg)
 	c.OnStartup(h.start)
 	c.OnShutdown(h.stop)
 	dnsserver.GetConfig(c).AddPlugin(func(next plugin.Handler) plugin.Handler {
@@ -40,8 +40,8 @@ func setup(c *caddy.Controller) error {
 	return nil
 }
 
-func newHostname(cfg *config) *Hostname {
-	h := &Hostname{cfg: cfg, index: NewIndex(), static: map[string]addrList{}}
+func newHandler(cfg *config) *Handler {
+	h := &Handler{cfg: cfg, index: NewIndex(), static: map[string]addrList{}}
 	for _, ns := range cfg.app.Nameservers {
 		h.ns = append(h.ns, ns.Name)
 		if ns.Addr == "" {
@@ -82,7 +82,7 @@ func parse(c *caddy.Controller) (*config, error) {
 
 // start starts the application (or joins the one already running on the
 // same store and listener) and answers from its store's index.
-func (h *Hostname) start() error {
+func (h *Handler) start() error {
 	a, err := app.Start(h.cfg.app, func(signers func(*storage.Domain) (*domains.Signer, error)) app.Index {
 		ix := NewIndex()
 		ix.signers = signers
@@ -102,7 +102,7 @@ func (h *Hostname) start() error {
 }
 
 // stop releases what start acquired.
-func (h *Hostname) stop() error {
+func (h *Handler) stop() error {
 	if h.app == nil {
 		return nil
 	}

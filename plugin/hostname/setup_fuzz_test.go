@@ -80,7 +80,7 @@ func FuzzParseCorefile(f *testing.F) {
 				}
 			}
 		}
-		h := newHostname(cfg)
+		h := newHandler(cfg)
 		if len(h.ns) != len(cfg.app.Nameservers) {
 			t.Fatalf("%d NS targets for %d nameservers", len(h.ns), len(cfg.app.Nameservers))
 		}

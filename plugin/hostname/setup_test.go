@@ -369,7 +369,7 @@ func TestParse(t *testing.T) {
 	}
 }
 
-func TestNewHostname(t *testing.T) {
+func TestNewHandler(t *testing.T) {
 	t.Parallel()
 	c := caddy.NewTestController("dns", block(
 		"nameserver ns1.example.org 192.0.2.53\n"+
@@ -380,7 +380,7 @@ func TestNewHostname(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := newHostname(cfg)
+	h := newHandler(cfg)
 	wantNS := []string{"ns1.example.org.", "ns2.example.net.", "ns3.example.org.", "ns4.example.org."}
 	if !slices.Equal(h.ns, wantNS) {
 		t.Errorf("ns = %q, want %q", h.ns, wantNS)

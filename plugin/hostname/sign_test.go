@@ -18,9 +18,9 @@ import (
 
 // signedFixture is example.org. signed with a fresh key, holding n hostnames
 // h000000.example.org. ...
-func signedFixture(tb testing.TB, n int, signed bool) *Hostname {
+func signedFixture(tb testing.TB, n int, signed bool) *Handler {
 	tb.Helper()
-	h := newTestHostname(tb, "nameserver ns1.example.org 192.0.2.53\n", "example.org.")
+	h := newTestHandler(tb, "nameserver ns1.example.org 192.0.2.53\n", "example.org.")
 	if signed {
 		k := &dns.DNSKEY{Hdr: dns.RR_Header{Name: "example.org.", Rrtype: dns.TypeDNSKEY, Class: dns.ClassINET, Ttl: 3600},
 			Flags: 257, Protocol: 3, Algorithm: dns.ECDSAP256SHA256}

@@ -1,10 +1,10 @@
-// Package problem holds the one error type the HTTP API answers with: an HTTP
+// Package apierror holds the one error type the HTTP API answers with: an HTTP
 // status, a stable machine-readable code and a human-readable message.
 //
 // Rules packages return these so that the mapping from a broken rule to the
 // spec's status and code is decided where the rule is, and written in one
-// place (adminapi). problem knows nothing of storage or DNS.
-package problem
+// place (adminapi). It knows nothing of storage or DNS.
+package apierror
 
 import (
 	"errors"
