@@ -19,25 +19,24 @@ import (
 
 // option is one line of the hostname block: its name, the syntax of its
 // arguments as the README's Syntax block shows it (a test holds the two
-// together), how many arguments it takes (max -1: any number) and how it
-// sets them on the configuration.
+// together), what it is for, how many arguments it takes (max -1: any
+// number) and how it sets them on the configuration.
 type option struct {
-	name     string
-	syntax   string
-	min, max int
-	set      func(cfg *config, args []string) error
+	name, syntax, doc string
+	min, max          int
+	set               func(cfg *config, args []string) error
 }
 
 // options are the hostname block's options, in the README's order.
 var options = []option{
-	{"profile", "1|2", 1, 1, func(cfg *config, a []string) error {
+	{"profile", "1|2", "the behaviour profile of the specification", 1, 1, func(cfg *config, a []string) error {
 		if a[0] != "1" && a[0] != "2" {
 			return fmt.Errorf("must be 1 or 2, got %q", a[0])
 		}
 		cfg.app.Profile, _ = strconv.Atoi(a[0])
 		return nil
 	}},
-	{"storage", "sqlite PATH | storage postgres DSN", 2, 2, func(cfg *config, a []string) error {
+	{"storage", "sqlite PATH | storage postgres DSN", "where state lives", 2, 2, func(cfg *config, a []string) error {
 		switch d := storage.Dialect(a[0]); d {
 		case storage.SQLite, storage.Postgres:
 			cfg.app.Dialect, cfg.app.DSN = d, a[1]
@@ -45,22 +44,22 @@ var options = []option{
 		}
 		return fmt.Errorf("must be sqlite PATH or postgres DSN, got %q", a[0])
 	}},
-	{"api", "ADDRESS", 1, 1, func(cfg *config, a []string) error {
+	{"api", "ADDRESS", "the HTTP API's listen address", 1, 1, func(cfg *config, a []string) error {
 		if _, _, err := net.SplitHostPort(a[0]); err != nil {
 			return fmt.Errorf("%q is not HOST:PORT", a[0])
 		}
 		cfg.app.API = a[0]
 		return nil
 	}},
-	{"base_url", "URL", 1, 1, func(cfg *config, a []string) error {
+	{"base_url", "URL", "the service origin as callers see it", 1, 1, func(cfg *config, a []string) error {
 		if err := httpURL(a[0]); err != nil {
 			return err
 		}
 		cfg.app.BaseURL = strings.TrimSuffix(a[0], "/")
 		return nil
 	}},
-	{"admin_token_file", "PATH", 1, 1, text(func(c *config) *string { return &c.app.AdminTokenFile })},
-	{"domain", "DOMAIN...", 1, -1, func(cfg *config, a []string) error {
+	{"admin_token_file", "PATH", "the admin bearer token (written with a random one when missing)", 1, 1, text(func(c *config) *string { return &c.app.AdminTokenFile })},
+	{"domain", "DOMAIN...", "a domain to serve, created in the store when missing", 1, -1, func(cfg *config, a []string) error {
 		for _, s := range a {
 			d := domains.Normalize(s)
 			if d == "" {
@@ -70,7 +69,7 @@ var options = []option{
 		}
 		return nil
 	}},
-	{"nameserver", "NAME [ADDRESS]", 1, 2, func(cfg *config, a []string) error {
+	{"nameserver", "NAME [ADDRESS]", "an authoritative nameserver of the domains, and where it answers", 1, 2, func(cfg *config, a []string) error {
 		name := domains.Normalize(a[0])
 		if name == "" {
 			return fmt.Errorf("%q is not a host name", a[0])
@@ -86,8 +85,8 @@ var options = []option{
 		cfg.app.Nameservers = append(cfg.app.Nameservers, ns)
 		return nil
 	}},
-	{"idle_expiry", "DURATION", 1, 1, duration(func(c *config) *time.Duration { return &c.app.IdleExpiry }, 0)},
-	{"address_ttl", "SECONDS", 1, 1, func(cfg *config, a []string) error {
+	{"idle_expiry", "DURATION", "[P1] how long a hostname lives without authenticated use", 1, 1, duration(func(c *config) *time.Duration { return &c.app.IdleExpiry }, 0)},
+	{"address_ttl", "SECONDS", "the TTL of A and AAAA answers", 1, 1, func(cfg *config, a []string) error {
 		n, err := strconv.ParseUint(a[0], 10, 32)
 		if err != nil || n == 0 || n > 86400 {
 			return fmt.Errorf("%q is not 1..86400 seconds", a[0])
@@ -95,7 +94,7 @@ var options = []option{
 		cfg.addressTTL = uint32(n)
 		return nil
 	}},
-	{"plan_cap", "PLAN COUNT", 2, 2, func(cfg *config, a []string) error {
+	{"plan_cap", "PLAN COUNT", "the active-hostname cap of a plan", 2, 2, func(cfg *config, a []string) error {
 		n, err := strconv.Atoi(a[1])
 		if err != nil || n < 0 {
 			return fmt.Errorf("%s: %q is not a count", a[0], a[1])
@@ -103,9 +102,9 @@ var options = []option{
 		cfg.app.Caps[a[0]] = n
 		return nil
 	}},
-	{"blocked_labels", "PATH", 1, 1, text(func(c *config) *string { return &c.app.BlockedLabels })},
-	{"feed_poll", "DURATION", 1, 1, duration(func(c *config) *time.Duration { return &c.app.FeedPoll }, 0)},
-	{"acme_ca", "letsencrypt|google DIRECTORY_URL [ROOT_PEM_FILE]", 2, 3, func(cfg *config, a []string) error {
+	{"blocked_labels", "PATH", "[P1] a file of labels nobody may register", 1, 1, text(func(c *config) *string { return &c.app.BlockedLabels })},
+	{"feed_poll", "DURATION", "how often the change feed polls besides being woken", 1, 1, duration(func(c *config) *time.Duration { return &c.app.FeedPoll }, 0)},
+	{"acme_ca", "letsencrypt|google DIRECTORY_URL [ROOT_PEM_FILE]", "an ACME CA the service orders certificates from", 2, 3, func(cfg *config, a []string) error {
 		if !slices.Contains(app.CANames, a[0]) {
 			return fmt.Errorf("name must be %s, got %q", strings.Join(app.CANames, " or "), a[0])
 		}
@@ -119,7 +118,7 @@ var options = []option{
 		cfg.app.ACMECAs[a[0]] = ca
 		return nil
 	}},
-	{"acme_eab", "letsencrypt|google KID HMAC", 3, 3, func(cfg *config, a []string) error {
+	{"acme_eab", "letsencrypt|google KID HMAC", "the external account binding of a configured CA", 3, 3, func(cfg *config, a []string) error {
 		ca, ok := cfg.app.ACMECAs[a[0]]
 		if !ok {
 			return fmt.Errorf("%s: no acme_ca %s before it", a[0], a[0])
@@ -128,8 +127,8 @@ var options = []option{
 		cfg.app.ACMECAs[a[0]] = ca
 		return nil
 	}},
-	{"acme_email", "EMAIL", 1, 1, text(func(c *config) *string { return &c.app.ACMEEmail })},
-	{"cert_renew_at", "FRACTION", 1, 1, func(cfg *config, a []string) error {
+	{"acme_email", "EMAIL", "the contact of the ACME accounts", 1, 1, text(func(c *config) *string { return &c.app.ACMEEmail })},
+	{"cert_renew_at", "FRACTION", "[P2] the fraction of a certificate's life after which it is renewed", 1, 1, func(cfg *config, a []string) error {
 		f, err := strconv.ParseFloat(a[0], 64)
 		if err != nil || f <= 0 || f >= 1 {
 			return fmt.Errorf("%q is not a fraction between 0 and 1", a[0])
@@ -137,12 +136,12 @@ var options = []option{
 		cfg.app.CertRenewAt = f
 		return nil
 	}},
-	{"record_write_per_minute", "COUNT", 1, 1, count(func(c *config) *int { return &c.app.RecordWrites })},
+	{"record_write_per_minute", "COUNT", "[P2] record writes a team may make a minute", 1, 1, count(func(c *config) *int { return &c.app.RecordWrites })},
 	// Below the API's 10 s bound on a request.
-	{"diagnose_budget", "DURATION", 1, 1, duration(func(c *config) *time.Duration { return &c.app.DiagnoseBudget }, 8*time.Second)},
-	{"diagnose_per_minute", "COUNT", 1, 1, count(func(c *config) *int { return &c.app.Diagnoses })},
-	{"cert_encryption_key_file", "PATH", 1, 1, text(func(c *config) *string { return &c.app.CertKeyFile })},
-	{"resolver", "ADDRESS...", 1, -1, func(cfg *config, a []string) error {
+	{"diagnose_budget", "DURATION", "[P2] the time one diagnose report may take", 1, 1, duration(func(c *config) *time.Duration { return &c.app.DiagnoseBudget }, 8*time.Second)},
+	{"diagnose_per_minute", "COUNT", "[P2] diagnose reports a team may ask for a minute", 1, 1, count(func(c *config) *int { return &c.app.Diagnoses })},
+	{"cert_encryption_key_file", "PATH", "the key that seals DNSSEC and certificate private keys", 1, 1, text(func(c *config) *string { return &c.app.CertKeyFile })},
+	{"resolver", "ADDRESS...", "[P2] recursive resolvers for targets and diagnose", 1, -1, func(cfg *config, a []string) error {
 		for _, s := range a {
 			addr, err := hostPort(s)
 			if err != nil {
@@ -152,7 +151,7 @@ var options = []option{
 		}
 		return nil
 	}},
-	{"ct_log", "URL", 1, 1, func(cfg *config, a []string) error {
+	{"ct_log", "URL", "[P2] the certificate transparency log diagnose reads", 1, 1, func(cfg *config, a []string) error {
 		if err := httpURL(a[0]); err != nil {
 			return err
 		}
@@ -160,7 +159,7 @@ var options = []option{
 		return nil
 	}},
 	// Repeatable, so a long list may be split over lines.
-	{"trusted_proxy", "CIDR...", 1, -1, func(cfg *config, a []string) error {
+	{"trusted_proxy", "CIDR...", "reverse proxies whose X-Forwarded-For names the client", 1, -1, func(cfg *config, a []string) error {
 		for _, s := range a {
 			p, err := netip.ParsePrefix(s)
 			if err != nil {
@@ -170,7 +169,7 @@ var options = []option{
 		}
 		return nil
 	}},
-	{"audit_retention", "DURATION", 1, 1, func(cfg *config, a []string) error {
+	{"audit_retention", "DURATION", "how long audit entries are kept", 1, 1, func(cfg *config, a []string) error {
 		d, err := time.ParseDuration(a[0])
 		if err != nil || d <= 0 {
 			return fmt.Errorf("%q is not a positive duration", a[0])
@@ -184,7 +183,7 @@ var options = []option{
 	// A change feed kept for less than a minute would drop changes a
 	// node's next poll still asks for; fewer than 1 000 ids, those of a
 	// burst of writes.
-	{"change_retention", "DURATION [COUNT]", 1, 2, func(cfg *config, a []string) error {
+	{"change_retention", "DURATION [COUNT]", "what the compacted change feed keeps", 1, 2, func(cfg *config, a []string) error {
 		d, err := time.ParseDuration(a[0])
 		if err != nil || d < time.Minute {
 			return fmt.Errorf("%q is not a duration of at least 1m", a[0])
@@ -199,7 +198,7 @@ var options = []option{
 		}
 		return nil
 	}},
-	{"acme_update_per_minute", "COUNT", 1, 1, count(func(c *config) *int { return &c.app.ACMEUpdates })},
+	{"acme_update_per_minute", "COUNT", "acme-dns updates a credential may make a minute", 1, 1, count(func(c *config) *int { return &c.app.ACMEUpdates })},
 }
 
 // text sets an option's one argument as it is.
@@ -245,7 +244,7 @@ func parseOption(c *caddy.Controller, cfg *config) error {
 			continue
 		}
 		if len(args) < o.min || o.max >= 0 && len(args) > o.max {
-			return c.ArgErr()
+			return c.Errf("%s takes %s: %s", name, o.syntax, o.doc)
 		}
 		if err := o.set(cfg, args); err != nil {
 			return fmt.Errorf("%s: %w", name, err)

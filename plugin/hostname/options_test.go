@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/coredns/caddy"
 )
 
 // The README's Syntax block and its list of options are the options table,
@@ -39,6 +41,22 @@ func TestREADMESyntax(t *testing.T) {
 	for _, o := range options {
 		if !strings.Contains(described, "`"+o.name+"`") {
 			t.Errorf("README.md does not describe option %s (`%s` below the Syntax block)", o.name, o.name)
+		}
+	}
+}
+
+// An option with too few arguments is refused with its syntax and what it
+// is for, and the file position caddy adds.
+func TestOptionArgumentErrors(t *testing.T) {
+	t.Parallel()
+	for _, o := range options {
+		if o.doc == "" {
+			t.Errorf("option %s has no doc line", o.name)
+		}
+		c := caddy.NewTestController("dns", block(minimal+o.name+"\n"))
+		_, err := parse(c)
+		if err == nil || !strings.Contains(err.Error(), o.syntax) || !strings.Contains(err.Error(), o.doc) {
+			t.Errorf("%s without arguments: %v, want its syntax and doc", o.name, err)
 		}
 	}
 }
