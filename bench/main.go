@@ -40,6 +40,7 @@ type result struct {
 	peakSQLite, peakPG       float64 // MiB, highest during start-up
 	rssServing, rssFile      float64 // MiB after the unsigned, file runs
 	create, update, prop     latencies
+	xfr                      xfrRun
 }
 
 func main() {
@@ -208,7 +209,13 @@ func measurePG(r *result, bin, dir, pg string, clients, ops, updates int) error 
 		return err
 	}
 	defer b.stop()
-	r.prop, err = propagation(a, b, updates)
+	if r.prop, err = propagation(a, b, updates); err != nil {
+		return err
+	}
 	log.Printf("%d names: API and propagation done", n)
+	// Transfers from a third node, beside the two (as a hidden primary
+	// would be): the whole zone, then IXFRs after writes.
+	r.xfr, err = measureXFR(bin, dir, pgCorefile, 100)
+	log.Printf("%d names: zone transfers done", n)
 	return err
 }

@@ -78,6 +78,11 @@ func printTable(w io.Writer, rs []result, seconds, clients, ops, updates int, ma
 	row(fmt.Sprintf("propagation A -> B p50 (%d updates)", updates), "", func(r result) string { return ms(r.prop.p50) })
 	row("propagation A -> B p99", "< 1 s (100 ms)", func(r result) string { return ms(r.prop.p99) })
 	row("propagation A -> B max", "", func(r result) string { return ms(r.prop.max) })
+	row("AXFR of the whole zone, PostgreSQL", "", func(r result) string { return sec(r.xfr.axfr) })
+	row("RSS before the AXFR", "", func(r result) string { return mib(r.xfr.rssBefore) })
+	row("RSS peak during the AXFR", "", func(r result) string { return mib(r.xfr.rssAt) })
+	row("IXFR after a write p50 (API 200 to IXFR held)", "", func(r result) string { return ms(r.xfr.ixfr.p50) })
+	row("IXFR after a write max", "< 1 s", func(r result) string { return ms(r.xfr.ixfr.max) })
 	row("seeding (bulk insert), SQLite", "", func(r result) string { return sec(r.seedSQLite) })
 	row("seeding (bulk insert), PostgreSQL", "", func(r result) string { return sec(r.seedPG) })
 	fmt.Fprintf(w, "\n%d CPUs, %s (%s/%s, %s); dnsperf %d s a run, 4 clients; API: %d clients, %d creates then %d updates\n",

@@ -21,6 +21,8 @@ import (
 	"github.com/coredns/coredns/core/dnsserver"
 	_ "github.com/coredns/coredns/plugin/bind"
 	_ "github.com/coredns/coredns/plugin/errors"
+	_ "github.com/coredns/coredns/plugin/transfer"
+	_ "github.com/coredns/coredns/plugin/tsig"
 	"github.com/hostmint/hostmint/plugin/hostname"
 	"github.com/hostmint/hostmint/storage"
 	"github.com/hostmint/hostmint/storage/storagetest"
@@ -43,10 +45,11 @@ type options struct {
 	dialect storage.Dialect
 	dsn     string // "" for a fresh database
 	profile int
-	idle    string // idle_expiry
-	extra   []string
-	dir     string // data directory; "" for a fresh one
-	dnsPort int    // 0: a free one
+	idle    string   // idle_expiry
+	extra   []string // lines of the hostname block
+	block   []string // lines of the server block besides hostname (transfer, tsig)
+	dir     string   // data directory; "" for a fresh one
+	dnsPort int      // 0: a free one
 }
 
 // server is one running Hostmint.
@@ -136,7 +139,8 @@ func corefile(t testing.TB, o *options) (text string, s *server) {
 		lines = append(lines, "idle_expiry "+o.idle)
 	}
 	lines = append(lines, o.extra...)
-	text = fmt.Sprintf(".:%d {\n  bind 127.0.0.1\n  hostname {\n    %s\n  }\n  errors\n}\n", dnsPort, strings.Join(lines, "\n    "))
+	text = fmt.Sprintf(".:%d {\n  bind 127.0.0.1\n  hostname {\n    %s\n  }\n  %s\n  errors\n}\n", dnsPort,
+		strings.Join(lines, "\n    "), strings.Join(o.block, "\n  "))
 	s.corefile = text
 	return text, s
 }

@@ -3,7 +3,8 @@
 # PostgreSQL on 127.0.0.1:5432 (trust auth, database "test"), dig and delv,
 # the ACME pieces: Pebble (a test CA), certbot and the lego CLI; dnsperf (make bench);
 # chromium and node with playwright-core (the dashboard's browser test);
-# ddclient (the dyndns2 client test, e2e/dyndns_test.go).
+# ddclient (the dyndns2 client test, e2e/dyndns_test.go); Knot, BIND and NSD
+# (secondaries for the zone transfer tests).
 # Safe to run again; needs root (or sudo) only when something is missing.
 set -euo pipefail
 
@@ -20,9 +21,22 @@ command -v chromium >/dev/null || missing+=(chromium)
 command -v node >/dev/null || missing+=(nodejs)
 command -v npm >/dev/null || missing+=(npm)
 command -v ddclient >/dev/null || missing+=(ddclient)
+# Secondaries for the zone transfer tests (e2e/transfer_test.go). Debian's
+# packages do not start their services where policy-rc.d forbids it; the
+# tests run their own on loopback.
+command -v knotd >/dev/null || missing+=(knot)
+command -v named >/dev/null || missing+=(bind9)
+command -v nsd >/dev/null || missing+=(nsd)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "test-deps: installing ${missing[*]}"
   sudo_ apt-get update -qq
+  # No package's service starts (knot, named and nsd would all take port 53):
+  # the tests start what they need on ports of their own.
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' | sudo_ tee /usr/sbin/policy-rc.d >/dev/null
+    sudo_ chmod +x /usr/sbin/policy-rc.d
+    trap 'sudo_ rm -f /usr/sbin/policy-rc.d' EXIT
+  fi
   sudo_ env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 

@@ -3,7 +3,9 @@ package hostname
 import (
 	"context"
 	"errors"
+	"maps"
 	"runtime/debug"
+	"slices"
 
 	clog "github.com/coredns/coredns/plugin/pkg/log"
 	"github.com/hostmint/hostmint/domains"
@@ -68,7 +70,10 @@ func (ix *Index) Load(ctx context.Context, q storage.Queries) error {
 	ix.nodes.Store(t)
 	ix.extra = extra
 	ix.size.Store(n)
+	ix.jr.mu.Lock()
 	ix.serial.Store(uint32(last))
+	ix.jr.reset(uint32(last))
+	ix.jr.mu.Unlock()
 	ix.loaded.Store(true)
 	// A snapshot leaves garbage about the size of the index (rows, the
 	// previous index): hand it back to the system now rather than keep a
@@ -120,22 +125,48 @@ func (ix *Index) Apply(ctx context.Context, q storage.Queries, cs []storage.Chan
 		chals[c.HostnameID] = append(chals[c.HostnameID], c)
 	}
 	t := ix.nodes.Load()
+	zones := map[string]bool{}
+	serial := max(uint32(last), ix.serial.Load())
+	// The journal's lock is held from the first replace to the new serial,
+	// so an IXFR reads names and serial that agree.
+	ix.jr.mu.Lock()
 	for i := range hs {
 		own, below := buildNodes(&hs[i], recs[hs[i].ID], chals[hs[i].ID])
-		ix.replace(t, &hs[i], own, below)
+		zone := dns.Fqdn(hs[i].Zone())
+		for name, old := range ix.replace(t, &hs[i], own, below) {
+			ix.jr.add(serial, zone, name, old)
+		}
+		zones[zone] = true
 	}
-	if s := uint32(last); s > ix.serial.Load() {
-		ix.serial.Store(s)
+	ix.serial.Store(serial)
+	if domainsChanged {
+		// A domain's CAA policy or signing stands at every name: an IXFR
+		// cannot say what changed, so secondaries transfer the whole zone.
+		ix.jr.reset(serial)
+		for name := range *ix.zones.Load() {
+			zones[name] = true
+		}
 	}
+	ix.jr.trim()
+	ix.jr.mu.Unlock()
+	ix.touched(slices.Sorted(maps.Keys(zones)))
 	return nil
 }
 
 // replace swaps in a hostname's new nodes and drops the names it no longer
 // holds, unless another hostname holds them by now (a released name minted
-// again).
-func (ix *Index) replace(t *nameTable, h *storage.Hostname, own *node, below map[string]*node) {
+// again). It returns what each name it touched held before (the journal's
+// entries).
+func (ix *Index) replace(t *nameTable, h *storage.Hostname, own *node, below map[string]*node) (old map[string]*node) {
 	name, owner := dns.Fqdn(h.Name), holder(h.ID)
 	had := t.get(name)
+	old = map[string]*node{name: had}
+	for n := range below {
+		old[n] = t.get(n)
+	}
+	for _, n := range ix.extra[h.ID] {
+		old[n] = t.get(n)
+	}
 	switch {
 	case own != nil:
 		t.put(name, own)
@@ -156,13 +187,14 @@ func (ix *Index) replace(t *nameTable, h *storage.Hostname, own *node, below map
 	}
 	if len(below) == 0 {
 		delete(ix.extra, h.ID)
-		return
+		return old
 	}
 	names := make([]string, 0, len(below))
 	for n := range below {
 		names = append(names, n)
 	}
 	ix.extra[h.ID] = names
+	return old
 }
 
 // buildNodes is every name a hostname holds, none when it is not served:

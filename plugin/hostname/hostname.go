@@ -28,6 +28,9 @@ type Handler struct {
 	static map[string]addrList // nameserver names we answer for: lowercase FQDN -> addresses
 	ns     []string            // NS targets, FQDN
 	app    *app.App            // set in OnStartup
+	// stopNotify ends the NOTIFYs to secondaries (set in OnStartup when
+	// the server block transfers zones).
+	stopNotify func()
 }
 
 // configured reports whether qname is under a domain of the Corefile.

@@ -2,6 +2,7 @@ package hostname
 
 import (
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/hostmint/hostmint/domains"
@@ -25,6 +26,15 @@ type Index struct {
 	// signers opens a signed zone's key; set before the first load, so a
 	// signed zone is never loaded unsigned.
 	signers func(*storage.Domain) (*domains.Signer, error)
+
+	// jr holds what changed names held before, for IXFR.
+	jr journal
+
+	// watchers hear which zones a batch of changes touched (zone
+	// transfers NOTIFY their secondaries).
+	watchMu  sync.Mutex
+	watchers map[int]func(zones []string)
+	watchID  int
 
 	// Owned by the feed's goroutine (the only writer): the names other than
 	// its own that a hostname holds (records below it, empty non-terminals,
@@ -81,6 +91,36 @@ func (ix *Index) zoneOf(qname string) *zone {
 // node returns the entry for qname (lowercase FQDN), if any.
 func (ix *Index) node(qname string) *node {
 	return ix.nodes.Load().get(qname)
+}
+
+// Watch calls f, on the feed's goroutine, with the zones (lowercase FQDNs)
+// each applied batch of changes touched, until the returned stop is
+// called. f must not block.
+func (ix *Index) Watch(f func(zones []string)) (stop func()) {
+	ix.watchMu.Lock()
+	defer ix.watchMu.Unlock()
+	if ix.watchers == nil {
+		ix.watchers = map[int]func([]string){}
+	}
+	ix.watchID++
+	id := ix.watchID
+	ix.watchers[id] = f
+	return func() {
+		ix.watchMu.Lock()
+		defer ix.watchMu.Unlock()
+		delete(ix.watchers, id)
+	}
+}
+
+func (ix *Index) touched(zones []string) {
+	if len(zones) == 0 {
+		return
+	}
+	ix.watchMu.Lock()
+	defer ix.watchMu.Unlock()
+	for _, f := range ix.watchers {
+		f(zones)
+	}
 }
 
 // Len is the number of hostnames in the index.

@@ -32,6 +32,9 @@ func gaugeFunc(name, help string, f func() float64) prometheus.GaugeFunc {
 var (
 	answersTotal = counterVec("answers_total",
 		"Answers given by the hostname plugin, by rcode, query type and kind of zone (pool, team, outside).", "rcode", "type", "kind")
+	xfrOut          = counterVec("transfers_total", "Zone transfers served to secondaries, by kind (axfr, also an IXFR's fallback; ixfr: the difference; current: an IXFR of a zone the secondary has).", "kind")
+	xfrRefused      = counterVec("transfers_refused_total", "Zone transfers refused, by reason (signed: the zone is signed online).", "reason")
+	notifies        = counterVec("notifies_total", "NOTIFYs sent to secondaries for changed zones, by result (sent, failed).", "result")
 	signaturesTotal = promauto.NewCounter(prometheus.CounterOpts{Namespace: plugin.Namespace, Subsystem: "hostname",
 		Name: "signatures_total", Help: "RRSIGs made (answers from the signature cache make none)."})
 	_ = gaugeFunc("index_hostnames", "Hostnames in the in-memory index of this node.",
@@ -51,6 +54,15 @@ var (
 )
 
 func init() {
+	// Every kind of transfer and NOTIFY is exported from the start, at 0:
+	// a chart or an alert needs no first occurrence.
+	for _, k := range []string{"axfr", "ixfr", "current"} {
+		xfrOut.WithLabelValues(k)
+	}
+	xfrRefused.WithLabelValues("signed")
+	for _, r := range []string{"sent", "failed"} {
+		notifies.WithLabelValues(r)
+	}
 	for i, t := range answerTypes {
 		typeIndex[t] = i
 	}

@@ -32,6 +32,7 @@ func setup(c *caddy.Controller) error {
 	}
 	h := newHandler(cfg)
 	c.OnStartup(h.start)
+	c.OnStartup(func() error { return h.startNotify(dnsserver.GetConfig(c)) })
 	c.OnShutdown(h.stop)
 	dnsserver.GetConfig(c).AddPlugin(func(next plugin.Handler) plugin.Handler {
 		h.Next = next
@@ -103,6 +104,10 @@ func (h *Handler) start() error {
 
 // stop releases what start acquired.
 func (h *Handler) stop() error {
+	if h.stopNotify != nil {
+		h.stopNotify()
+		h.stopNotify = nil
+	}
 	if h.app == nil {
 		return nil
 	}

@@ -1,0 +1,86 @@
+package hostname
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/coredns/coredns/core/dnsserver"
+	"github.com/coredns/coredns/plugin/transfer"
+)
+
+// notifyDelay gathers a burst of writes into one NOTIFY per zone: the
+// first change of a burst waits this long for the rest.
+const notifyDelay = 100 * time.Millisecond
+
+// notifier tells the secondaries of the server block's transfer plugin
+// that zones changed: every node does, for every change it applies, so a
+// secondary hears of a change whichever node it transfers from.
+type notifier struct {
+	send    func(zone string) error
+	mu      sync.Mutex
+	pending map[string]bool
+	wake    chan struct{}
+}
+
+func (n *notifier) touched(zones []string) {
+	n.mu.Lock()
+	for _, z := range zones {
+		n.pending[z] = true
+	}
+	n.mu.Unlock()
+	select {
+	case n.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (n *notifier) run(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-n.wake:
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(notifyDelay):
+		}
+		n.mu.Lock()
+		zones := n.pending
+		n.pending = map[string]bool{}
+		n.mu.Unlock()
+		for z := range zones {
+			if err := n.send(z); err != nil {
+				notifies.WithLabelValues("failed").Inc()
+				log.Warningf("NOTIFY of %s failed: %v", z, err)
+				continue
+			}
+			notifies.WithLabelValues("sent").Inc()
+		}
+	}
+}
+
+// startNotify starts NOTIFYing the secondaries of cfg's transfer plugin,
+// if the server block has one.
+func (h *Handler) startNotify(cfg *dnsserver.Config) error {
+	t, ok := cfg.Handler("transfer").(*transfer.Transfer)
+	if !ok || t == nil {
+		return nil
+	}
+	n := &notifier{send: t.Notify, pending: map[string]bool{}, wake: make(chan struct{}, 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	stopWatch := h.index.Watch(n.touched)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		n.run(ctx)
+	}()
+	h.stopNotify = func() {
+		stopWatch()
+		cancel()
+		<-done
+	}
+	return nil
+}

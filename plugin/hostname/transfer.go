@@ -1,0 +1,200 @@
+package hostname
+
+import (
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/coredns/coredns/plugin/transfer"
+	"github.com/hostmint/hostmint/records"
+	"github.com/miekg/dns"
+)
+
+// Zone transfers: the plugin is a transfer.Transferer, so CoreDNS's stock
+// transfer plugin serves AXFR and IXFR of every domain in the index to the
+// secondaries it lets in (and the stock tsig plugin may require a key).
+
+// xfrBatch is how many records go to the transfer plugin at once: it packs
+// them into messages of up to 64 KB, and a batch this size is a few of
+// those, so a million-name zone is never held twice.
+const xfrBatch = 512
+
+// errSigned refuses the transfer of a signed zone: it is signed online, one
+// answer at a time, with NSEC "black lies", so there is no NSEC chain and
+// no set of signatures to hand a secondary, and an unsigned copy would be
+// served without the DS chain its parent publishes.
+var errSigned = errors.New("a signed zone is not transferred: it is signed online, answer by answer")
+
+// errNotLoaded refuses a transfer before the first snapshot is in.
+var errNotLoaded = errors.New("the index is not loaded yet")
+
+// Transfer implements transfer.Transferer. serial 0 is an AXFR; another is
+// an IXFR from that serial: the SOA alone when the secondary is current,
+// the difference from the journal (RFC 1995, condensed to one) when it
+// reaches back that far, and else the whole zone (RFC 1995's fallback).
+func (h *Handler) Transfer(zone string, serial uint32) (<-chan []dns.RR, error) {
+	z := (*h.index.zones.Load())[dns.CanonicalName(zone)]
+	if z == nil {
+		return nil, transfer.ErrNotAuthoritative
+	}
+	if !h.index.Loaded() {
+		return nil, errNotLoaded
+	}
+	if z.signer != nil {
+		xfrRefused.WithLabelValues("signed").Inc()
+		log.Warningf("refused a transfer of %s: %v", z.name, errSigned)
+		return nil, errSigned
+	}
+	soa := h.soa(z, ttlSOA)
+	ch := make(chan []dns.RR, 2)
+	if serial != 0 && !serialOlder(serial, soa.(*dns.SOA).Serial) {
+		xfrOut.WithLabelValues("current").Inc()
+		ch <- []dns.RR{soa}
+		close(ch)
+		return ch, nil
+	}
+	if serial != 0 {
+		if rrs, ok := h.ixfr(z, serial); ok {
+			go func() {
+				defer close(ch)
+				for len(rrs) > 0 {
+					n := min(len(rrs), xfrBatch)
+					ch <- rrs[:n]
+					rrs = rrs[n:]
+				}
+			}()
+			xfrOut.WithLabelValues("ixfr").Inc()
+			return ch, nil
+		}
+	}
+	go func() {
+		defer close(ch)
+		h.axfr(z, soa, ch)
+	}()
+	return ch, nil
+}
+
+// ixfr is the difference of z from serial to now, in IXFR's form: the
+// current SOA; the SOA at serial, what the changed names held then; the
+// current SOA, what they hold now; the current SOA. ok is false when the
+// journal does not reach back to serial.
+//
+// What a name held is deleted whole, expired or not: a secondary that
+// lacks a record it is told to delete fails the IXFR and asks for the
+// whole zone, which is right, while one told too little would keep a stale
+// address beside the new one.
+func (h *Handler) ixfr(z *zone, serial uint32) ([]dns.RR, bool) {
+	ix := h.index
+	ix.jr.mu.Lock()
+	names, old, ok := ix.jr.since(z.name, serial)
+	cur := ix.serial.Load()
+	now := map[string]*node{}
+	if ok {
+		t := ix.nodes.Load()
+		for _, n := range names {
+			now[n] = t.get(n)
+		}
+	}
+	ix.jr.mu.Unlock()
+	if !ok {
+		return nil, false
+	}
+	// The serial read with the names, not the index's by now.
+	soaNow := h.soa(z, ttlSOA).(*dns.SOA)
+	soaNow.Serial = cur
+	soaThen := h.soa(z, ttlSOA).(*dns.SOA)
+	soaThen.Serial = serial
+	rrs := []dns.RR{soaNow, soaThen}
+	for _, n := range names {
+		if o := old[n]; o != nil {
+			rrs = append(rrs, h.nodeRRsAll(z, n, o)...)
+		}
+	}
+	rrs = append(rrs, soaNow)
+	at := time.Now()
+	for _, n := range names {
+		if nd := now[n]; nd != nil && ix.zoneOf(n) == z {
+			rrs = append(rrs, h.nodeRRs(z, n, nd, at)...)
+		}
+	}
+	return append(rrs, soaNow), true
+}
+
+// axfr streams z: the SOA, the apex, then every name of the zone shard by
+// shard, and the SOA again. A name is read under its shard's lock, one
+// shard at a time, so the feed is held up for a shard's copy of pointers
+// at most, and the zone is never copied whole.
+func (h *Handler) axfr(z *zone, soa dns.RR, ch chan<- []dns.RR) {
+	now := time.Now()
+	batch := []dns.RR{soa}
+	send := func(rrs ...dns.RR) {
+		batch = append(batch, rrs...)
+		if len(batch) >= xfrBatch {
+			ch <- batch
+			batch = make([]dns.RR, 0, xfrBatch)
+		}
+	}
+	send(h.nsRRs(z.name)...)
+	send(rewrite(z.caa, z.name, records.TTL)...)
+	for n := range h.static {
+		if h.index.zoneOf(n) == z {
+			send(addrRRs(n, dns.TypeA, h.static[n], ttlNS)...)
+			send(addrRRs(n, dns.TypeAAAA, h.static[n], ttlNS)...)
+		}
+	}
+	t := h.index.nodes.Load()
+	type named struct {
+		name string
+		n    *node
+	}
+	var names []named
+	for i := range t.shards {
+		s := &t.shards[i]
+		names = names[:0]
+		s.mu.RLock()
+		for name, n := range s.m {
+			if strings.HasSuffix(name, "."+z.name) {
+				names = append(names, named{name, n})
+			}
+		}
+		s.mu.RUnlock()
+		for _, e := range names {
+			if h.index.zoneOf(e.name) != z {
+				continue // in a zone of its own below this one
+			}
+			send(h.nodeRRs(z, e.name, e.n, now)...)
+		}
+	}
+	batch = append(batch, soa)
+	ch <- batch
+	xfrOut.WithLabelValues("axfr").Inc()
+}
+
+// nodeRRs are the records a secondary serves at name: what an answer for
+// each of its types holds, at the full TTL. An idle [P1] name that has
+// expired is left out; one that expires later is sent whole (a secondary
+// keeps it until the next transfer).
+func (h *Handler) nodeRRs(z *zone, name string, n *node, now time.Time) []dns.RR {
+	if _, live := n.ttl(h.cfg.addressTTL, now); !live {
+		return nil
+	}
+	return h.nodeRRsAll(z, name, n)
+}
+
+// nodeRRsAll are n's records at name, expired or not.
+func (h *Handler) nodeRRsAll(z *zone, name string, n *node) []dns.RR {
+	var rrs []dns.RR
+	rrs = append(rrs, addrRRs(name, dns.TypeA, n.addrs, h.cfg.addressTTL)...)
+	rrs = append(rrs, addrRRs(name, dns.TypeAAAA, n.addrs, h.cfg.addressTTL)...)
+	for _, set := range n.rrsets {
+		rrs = append(rrs, rewrite(set, name, records.TTL)...)
+	}
+	if n.host && n.rrsets[dns.TypeCAA] == nil {
+		rrs = append(rrs, rewrite(z.caa, name, records.TTL)...)
+	}
+	return rrs
+}
+
+// serialOlder reports whether serial a is older than b in serial number
+// arithmetic (RFC 1982): the feed's ids wrap at 2^32 as SOA serials.
+func serialOlder(a, b uint32) bool { return a != b && b-a < 1<<31 }
