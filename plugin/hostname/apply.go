@@ -79,6 +79,9 @@ func (ix *Index) Load(ctx context.Context, q storage.Queries) error {
 	// previous index): hand it back to the system now rather than keep a
 	// start-up peak resident for good.
 	debug.FreeOSMemory()
+	// A snapshot may hold any change (a node that fell behind the
+	// compacted feed loads one again): every zone's secondaries are told.
+	ix.touched(slices.Sorted(maps.Keys(zs)))
 	return nil
 }
 

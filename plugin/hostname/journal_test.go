@@ -1,8 +1,13 @@
 package hostname
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/hostmint/hostmint/storage"
+	"github.com/hostmint/hostmint/storage/storagetest"
 )
 
 func TestJournal(t *testing.T) {
@@ -45,5 +50,40 @@ func TestJournal(t *testing.T) {
 	}
 	if _, _, ok := k.since("example.org.", k.floor); !ok {
 		t.Errorf("the floor itself must still be answered")
+	}
+}
+
+// A snapshot load tells the watchers every zone (a node that fell behind
+// the compacted feed loads one, and its secondaries must hear of it), and
+// starts the journal at the snapshot's serial.
+func TestLoadTouchesEveryZone(t *testing.T) {
+	t.Parallel()
+	st := storagetest.Open(t, storage.SQLite)
+	ctx := context.Background()
+	_, err := st.Write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+		for i, name := range []string{"example.org", "example.net"} {
+			if err := tx.InsertDomain(ctx, &storage.Domain{ID: fmt.Sprint("dom", i), Name: name, Status: storage.DomainActive, CreatedAt: 1}); err != nil {
+				return err
+			}
+			if err := tx.Changed(ctx, storage.KindDomain, fmt.Sprint("dom", i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := NewIndex()
+	var got []string
+	defer ix.Watch(func(zones []string) { got = append(got, zones...) })()
+	if err := ix.Load(ctx, st.Reader()); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, []string{"example.net.", "example.org."}) {
+		t.Errorf("a load touched %v, want both zones", got)
+	}
+	if ix.jr.floor != ix.serial.Load() || ix.serial.Load() == 0 {
+		t.Errorf("journal floor %d, serial %d: want the journal to start at the snapshot", ix.jr.floor, ix.serial.Load())
 	}
 }
