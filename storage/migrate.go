@@ -256,38 +256,55 @@ const migrationLock = 0x686f73746d696e74 // "hostmint"
 // transaction together with its row in schema_migrations.
 func (s *Store) migrate(ctx context.Context) error {
 	for _, m := range migrations {
-		err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			if s.dialect == Postgres {
-				if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", int64(migrationLock)); err != nil {
-					return err
-				}
+		var err error
+		// Nodes (or processes) opening a new SQLite file at once can meet
+		// SQLITE_BUSY before the busy timeout applies (while the file turns
+		// to WAL): the migration runs again, as a write does.
+		for n := 0; ; n++ {
+			if err = s.migrateOne(ctx, m); err == nil || n == migrateRetries-1 || !retryable(err) || pause(ctx, n) != nil {
+				break
 			}
-			if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-				version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`); err != nil {
-				return err
-			}
-			n, err := tx.NewSelect().Table("schema_migrations").Where("version = ?", m.version).Count(ctx)
-			if err != nil || n > 0 {
-				return err
-			}
-			stmts := strings.Split(dialectSQL(s.dialect, m.sql), ";\n")
-			if extra := m.dialect[s.dialect]; extra != "" {
-				stmts = append(stmts, strings.Split(extra, ";\n")...)
-			}
-			for _, stmt := range stmts {
-				if _, err := tx.ExecContext(ctx, stmt); err != nil {
-					return fmt.Errorf("%q: %w", firstLine(stmt), err)
-				}
-			}
-			_, err = tx.ExecContext(ctx, "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-				m.version, m.name, time.Now().UnixMilli())
-			return err
-		})
+		}
 		if err != nil {
 			return fmt.Errorf("migration %d (%s): %w", m.version, m.name, err)
 		}
 	}
 	return nil
+}
+
+// migrateRetries is more than a write's retries: a node may wait for
+// another's whole schema.
+const migrateRetries = 30
+
+// migrateOne applies m unless it is applied, in one transaction.
+func (s *Store) migrateOne(ctx context.Context, m migration) error {
+	return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if s.dialect == Postgres {
+			if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", int64(migrationLock)); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+			version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`); err != nil {
+			return err
+		}
+		n, err := tx.NewSelect().Table("schema_migrations").Where("version = ?", m.version).Count(ctx)
+		if err != nil || n > 0 {
+			return err
+		}
+		stmts := strings.Split(dialectSQL(s.dialect, m.sql), ";\n")
+		if extra := m.dialect[s.dialect]; extra != "" {
+			stmts = append(stmts, strings.Split(extra, ";\n")...)
+		}
+		for _, stmt := range stmts {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("%q: %w", firstLine(stmt), err)
+			}
+		}
+		_, err = tx.ExecContext(ctx, "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+			m.version, m.name, time.Now().UnixMilli())
+		return err
+	})
 }
 
 func firstLine(s string) string {
