@@ -238,6 +238,29 @@ func (s *Server) clientAddr(r *http.Request) (netip.Addr, bool) {
 	return peer, true
 }
 
+// OverTLS reports whether the request reached the service over TLS: on a
+// TLS connection of its own, or through a trusted proxy whose
+// X-Forwarded-Proto (the right-most value, the one that proxy wrote) is
+// https. A client that is not a trusted proxy cannot claim it.
+func (s *Server) OverTLS(r *http.Request) bool {
+	if r.TLS != nil {
+		return true
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	peer, err := addrclass.Parse(host)
+	if err != nil || !s.trusted(peer) {
+		return false
+	}
+	var protos []string
+	for _, v := range r.Header.Values("X-Forwarded-Proto") {
+		protos = append(protos, strings.Split(v, ",")...)
+	}
+	return len(protos) > 0 && strings.EqualFold(strings.TrimSpace(protos[len(protos)-1]), "https")
+}
+
 func (s *Server) trusted(a netip.Addr) bool {
 	for _, p := range s.cfg.TrustedProxies {
 		if p.Contains(a) {

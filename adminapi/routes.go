@@ -130,7 +130,7 @@ func (s *Server) routeTable() []route {
 			ok: 202, okSchema: "CertificateState", errors: []int{400, 401, 403, 404, 409, 500, 503}, handle: s.submitCSR},
 		{method: "GET", path: "/api/v1/hostnames/{id}/certificate", profile: 2, auth: authKey,
 			summary: "Download the hostname's certificate",
-			doc: "Scope hostnames:read or dns01:write. 200 with `certificate` (PEM chain), `private_key` (managed only), " +
+			doc: "Scope hostnames:read or dns01:write. 200 with `certificate` (PEM chain), `private_key` (managed only, and only with hostnames:write on the hostname), " +
 				"`expires_at`, `ca` and `status` (`issued`; `requested`/`issuing` while an order runs; `failed` with `error`; " +
 				"`revoking`/`revoked` after release). 409 with the order's state while none is held; 404 for certificate self.",
 			ok: 200, okSchema: "CertificateState", errors: []int{401, 403, 404, 409, 500, 503}, handle: s.getCertificate},

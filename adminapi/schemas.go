@@ -141,7 +141,7 @@ func (s *Server) schemas() map[string]schema {
 			req("status", enum("The order's state", "requested", "issuing", "issued", "failed", "revoking", "revoked")),
 			opt("ca", enum("The CA that issued the chain held", certs.CANames...)),
 			opt("certificate", str("PEM chain, leaf first")),
-			opt("private_key", str("PEM private key (managed only; a fresh key at every renewal)")),
+			opt("private_key", str("PEM private key (managed only, and only to a key with hostnames:write on the hostname; a fresh key at every renewal)")),
 			opt("expires_at", dateTime("The chain's expiry; managed certificates renew at two thirds of their life")),
 			opt("error", str("Why the last order failed"))),
 		"Diagnosis": object("[P2] A diagnose report.",

@@ -123,7 +123,7 @@ func Start(cfg Config, newIndex NewIndex) (*App, error) {
 	}, rules, accts, n.auth, doms, logger)
 	// The dashboard shares the listener and calls the same rules as the API.
 	dash := dashboard.New(dashboard.Config{Profile: prof, BaseURL: cfg.BaseURL, AdminToken: token,
-		Audit: audits, Address: srv.ClientAddr}, accts, rules, doms, logger)
+		Audit: audits, Address: srv.ClientAddr, TLS: srv.OverTLS}, accts, rules, doms, logger)
 	api, err := acquireListener(cfg.API, dashboard.Mount(srv, dash))
 	if err != nil {
 		n.release()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-acme/lego/v4/certcrypto"
 	"github.com/hostmint/hostmint/apierror"
+	"github.com/hostmint/hostmint/labels"
 )
 
 // ParseCSR reads a PEM PKCS#10 request and checks its signature.
@@ -39,7 +40,7 @@ func CheckCSR(text, name string) error {
 	}
 	var names []string
 	for _, n := range certcrypto.ExtractDomainsCSR(csr) {
-		n = strings.ToLower(strings.TrimSuffix(n, "."))
+		n = labels.Lower(strings.TrimSuffix(n, "."))
 		if !slices.Contains(names, n) {
 			names = append(names, n)
 		}

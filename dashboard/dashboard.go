@@ -40,6 +40,10 @@ type Config struct {
 	// Address is the client's address for the audit log (as the API
 	// takes it, behind trusted proxies); nil: unknown.
 	Address func(*http.Request) string
+	// TLS reports whether a request reached the service over TLS (through
+	// a trusted proxy too): its cookies are then Secure whatever BaseURL
+	// says; nil: only an https BaseURL makes them Secure.
+	TLS func(*http.Request) bool
 }
 
 // Handler serves the dashboard.

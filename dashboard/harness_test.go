@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"strings"
@@ -75,8 +76,12 @@ func newSiteAudited(t *testing.T, d storage.Dialect, profile profile.Profile, ba
 	if audited {
 		audits = audit.New(store, log)
 	}
-	api := adminapi.New(adminapi.Config{Profile: profile, BaseURL: baseURL, AdminToken: adminToken, Audit: audits}, hostnames.DefaultRules(hs), acc, auth, doms, log)
-	dash := dashboard.New(dashboard.Config{Profile: profile, BaseURL: baseURL, AdminToken: adminToken, Audit: audits}, acc, hostnames.DefaultRules(hs), doms, log)
+	// The test client is a trusted proxy: a request says it came over TLS
+	// with X-Forwarded-Proto.
+	api := adminapi.New(adminapi.Config{Profile: profile, BaseURL: baseURL, AdminToken: adminToken, Audit: audits,
+		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}, hostnames.DefaultRules(hs), acc, auth, doms, log)
+	dash := dashboard.New(dashboard.Config{Profile: profile, BaseURL: baseURL, AdminToken: adminToken, Audit: audits,
+		TLS: api.OverTLS}, acc, hostnames.DefaultRules(hs), doms, log)
 	h = dashboard.Mount(api, dash)
 	return &site{t: t, url: srv.URL, accounts: acc, db: db}
 }

@@ -72,7 +72,7 @@ func (h *Handler) session(want role, page func(http.ResponseWriter, *http.Reques
 	return func(w http.ResponseWriter, r *http.Request) {
 		sess, secret, err := h.current(r)
 		if errors.Is(err, accounts.ErrNoSession) {
-			h.clearCookie(w, sessionCookie)
+			h.clearCookie(w, r, sessionCookie)
 			http.Redirect(w, r, Prefix+"signin", http.StatusSeeOther)
 			return
 		}
@@ -114,9 +114,9 @@ func (h *Handler) startSession(w http.ResponseWriter, r *http.Request, secret st
 	}
 	http.SetCookie(w, &http.Cookie{
 		Name: sessionCookie, Value: secret, Path: Prefix, Expires: sess.ExpiresAt,
-		MaxAge: int(time.Until(sess.ExpiresAt).Seconds()), HttpOnly: true, Secure: h.secure, SameSite: http.SameSiteStrictMode,
+		MaxAge: int(time.Until(sess.ExpiresAt).Seconds()), HttpOnly: true, Secure: h.secureFor(r), SameSite: http.SameSiteStrictMode,
 	})
-	h.clearCookie(w, signinCookie)
+	h.clearCookie(w, r, signinCookie)
 	next := Prefix + "team"
 	if sess.Operator() {
 		next = Prefix + "operator"
@@ -124,9 +124,15 @@ func (h *Handler) startSession(w http.ResponseWriter, r *http.Request, secret st
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
-func (h *Handler) clearCookie(w http.ResponseWriter, name string) {
+// secureFor reports whether r's cookies are marked Secure: an https
+// BaseURL, or a request that came over TLS (through a trusted proxy).
+func (h *Handler) secureFor(r *http.Request) bool {
+	return h.secure || h.cfg.TLS != nil && h.cfg.TLS(r)
+}
+
+func (h *Handler) clearCookie(w http.ResponseWriter, r *http.Request, name string) {
 	http.SetCookie(w, &http.Cookie{Name: name, Value: "", Path: Prefix, MaxAge: -1,
-		HttpOnly: true, Secure: h.secure, SameSite: http.SameSiteStrictMode})
+		HttpOnly: true, Secure: h.secureFor(r), SameSite: http.SameSiteStrictMode})
 }
 
 // signinToken is the sign-in forms' CSRF token: the browser's signin
@@ -137,7 +143,7 @@ func (h *Handler) signinToken(w http.ResponseWriter, r *http.Request) string {
 	}
 	tok := apikey.Random(32)
 	http.SetCookie(w, &http.Cookie{Name: signinCookie, Value: tok, Path: Prefix, MaxAge: int(time.Hour.Seconds()),
-		HttpOnly: true, Secure: h.secure, SameSite: http.SameSiteStrictMode})
+		HttpOnly: true, Secure: h.secureFor(r), SameSite: http.SameSiteStrictMode})
 	return tok
 }
 

@@ -92,6 +92,6 @@ func (h *Handler) signout(w http.ResponseWriter, r *http.Request, v *visit) {
 		h.failed(w, r, err)
 		return
 	}
-	h.clearCookie(w, sessionCookie)
+	h.clearCookie(w, r, sessionCookie)
 	http.Redirect(w, r, Prefix+"signin", http.StatusSeeOther)
 }

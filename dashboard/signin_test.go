@@ -75,12 +75,17 @@ func TestSessionCookie(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		base   string
+		proto  string // X-Forwarded-Proto from the (trusted) proxy
 		secure bool
-	}{{"", false}, {"https://dns.example.net", true}} {
+	}{{"", "", false}, {"https://dns.example.net", "", true}, {"", "https", true}, {"", "http", false}, {"", "https, http", false}} {
 		s := newSite(t, storage.SQLite, 2, tc.base)
 		// The jar would not send Secure cookies over http: carry them by hand.
 		c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-		resp, err := c.Get(s.url + "/dashboard/signin")
+		get, _ := http.NewRequest("GET", s.url+"/dashboard/signin", nil)
+		if tc.proto != "" {
+			get.Header.Set("X-Forwarded-Proto", tc.proto)
+		}
+		resp, err := c.Do(get)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,6 +97,9 @@ func TestSessionCookie(t *testing.T) {
 		req, _ := http.NewRequest("POST", s.url+"/dashboard/signin",
 			strings.NewReader(url.Values{"csrf": {pre[0].Value}, "token": {adminToken}}.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		if tc.proto != "" {
+			req.Header.Set("X-Forwarded-Proto", tc.proto)
+		}
 		req.AddCookie(pre[0])
 		resp, err = c.Do(req)
 		if err != nil {

@@ -46,13 +46,19 @@ const certIssueWait = 60 * time.Second
 // letsencrypt; extra lines are added to the Corefile. It returns the
 // server, the Pebble, and a team key on certs.example.net.
 func certSetup(t *testing.T, extra ...string) (*server, *dns01Pebble, string) {
+	s, p, key, _ := certSetupTeam(t, extra...)
+	return s, p, key
+}
+
+// certSetupTeam is certSetup that also gives the team's account id.
+func certSetupTeam(t *testing.T, extra ...string) (s *server, p *dns01Pebble, key, account string) {
 	t.Helper()
 	port := freePort(t)
-	p := dns01StartPebble(t, fmt.Sprintf("127.0.0.1:%d", port))
+	p = dns01StartPebble(t, fmt.Sprintf("127.0.0.1:%d", port))
 	lines := append([]string{certKeyFile(t), "acme_ca letsencrypt " + p.dir + " " + p.rootCA}, extra...)
-	s := start(t, options{profile: 2, dnsPort: port, extra: lines})
-	_, key := s.team(t, "certs.example.net")
-	return s, p, key
+	s = start(t, options{profile: 2, dnsPort: port, extra: lines})
+	account, key = s.team(t, "certs.example.net")
+	return s, p, key, account
 }
 
 // certMint mints a live hostname on certs.example.net with the given
@@ -262,7 +268,7 @@ func TestCerts(t *testing.T) {
 // hostname that verifies to the CA's root and the private key of its leaf;
 // the CA is letsencrypt, on the certificate and on the hostname.
 func certManaged(t *testing.T) {
-	s, p, key := certSetup(t)
+	s, p, key, account := certSetupTeam(t)
 	id, name := s.certMint(t, key, "managed")
 
 	first := s.do("GET", "/api/v1/hostnames/"+id+"/certificate", key, nil)
@@ -278,6 +284,15 @@ func certManaged(t *testing.T) {
 	chain := r.str("certificate")
 	leaf := certVerify(t, p, chain, name)
 	certKeyMatches(t, chain, r.str("private_key"), leaf)
+	// The private key goes only to a key that may write the hostname: a
+	// read-only key, or one for DNS-01 alone, sees the chain and no key.
+	for _, scope := range []string{"hostnames:read", "dns01:write"} {
+		other := s.key(t, account, []map[string]any{{"scope": scope}})
+		g := s.must(200, "GET", "/api/v1/hostnames/"+id+"/certificate", other, nil)
+		if _, has := g.body["private_key"]; has || g.str("certificate") != chain {
+			t.Errorf("GET certificate with %s only: %s; want the chain without private_key", scope, g.raw)
+		}
+	}
 	if r.str("ca") != "letsencrypt" {
 		t.Fatalf("certificate ca %q, want letsencrypt: %s", r.str("ca"), r.raw)
 	}

@@ -76,7 +76,10 @@ func (s *Certificates) Certificate(ctx context.Context, p *access.Principal, id 
 	if c.Chain == "" {
 		return st, nil
 	}
-	if c.KeySealed != "" {
+	// The private key goes only to a key that may write the hostname; one
+	// that may only read it (or publish DNS-01 values) sees the chain.
+	mayWrite := p.Allows(access.HostnamesWrite, access.Target{Hostname: h.ID, Name: h.Name, Domain: h.Zone()})
+	if c.KeySealed != "" && mayWrite {
 		key, err := s.sealKey.Open(c.KeySealed, certs.KeyLabel(h.ID))
 		if err != nil {
 			s.log.Error("a managed key cannot be opened", "hostname", h.Name, "err", err)

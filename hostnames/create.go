@@ -65,7 +65,7 @@ func (s *Service) checkCreate(in CreateInput) (*created, error) {
 		}
 	}
 	if custom != nil {
-		c.label = strings.ToLower(*custom)
+		c.label = labels.Lower(*custom)
 		if err := s.checkLabel(field, c.label); err != nil {
 			return nil, err
 		}

@@ -114,7 +114,7 @@ func parse(r io.Reader, into *Policy) (*Policy, error) {
 		if line == "" {
 			continue
 		}
-		line = strings.ToLower(line)
+		line = Lower(line)
 		if strings.HasPrefix(line, "*") && strings.HasSuffix(line, "*") && len(line) > 2 {
 			p.contains = append(p.contains, fold(line[1:len(line)-1]))
 			continue
