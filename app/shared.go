@@ -207,14 +207,23 @@ func (a *listener) release() error {
 	return nil
 }
 
+// minAdminToken is the shortest admin token taken: 32 characters of a
+// random token are too many to guess, however many tries (the written one
+// has 43).
+const minAdminToken = 32
+
 // adminToken reads the admin token file, or writes a new random token to it
 // (mode 0600) when it does not exist.
 func adminToken(path string) (string, error) {
 	b, err := os.ReadFile(path)
 	if err == nil {
+		if err := seal.CheckPrivate(path); err != nil {
+			return "", fmt.Errorf("admin_token_file: %w", err)
+		}
 		tok := strings.TrimSpace(string(b))
-		if len(tok) < 16 {
-			return "", fmt.Errorf("admin_token_file %s: the token must be at least 16 characters", path)
+		if len(tok) < minAdminToken {
+			return "", fmt.Errorf("admin_token_file %s: the token must be at least %d characters (this one has %d); "+
+				"delete the file to have a random one written", path, minAdminToken, len(tok))
 		}
 		return tok, nil
 	}
@@ -224,7 +233,7 @@ func adminToken(path string) (string, error) {
 	raw := make([]byte, 32)
 	rand.Read(raw)
 	tok := base64.RawURLEncoding.EncodeToString(raw)
-	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return "", fmt.Errorf("admin_token_file: %w", err)
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)

@@ -1,8 +1,13 @@
 package e2e
 
 import (
+	"encoding/base64"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/coredns/caddy"
 )
 
 // Labels are lowered by the one rule (labels.Lower): A-Z only. The Kelvin
@@ -22,5 +27,66 @@ func TestLabelsLowerASCIIOnly(t *testing.T) {
 	h := s.must(201, "POST", "/api/v1/hostnames", key, map[string]any{"ip": "198.41.0.4", "label": "KELVIN"})
 	if h.str("hostname") != "kelvin.example.org" {
 		t.Errorf("an ASCII label in capitals minted %q, want kelvin.example.org", h.str("hostname"))
+	}
+}
+
+// The data directory the service makes is 0700 and every file it writes
+// 0600: the store holds key hashes and sealed keys, the token file the
+// operator's token.
+func TestPrivateFiles(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "data")
+	s := start(t, options{dir: dir})
+	_, key := s.account("pro")
+	s.must(201, "POST", "/api/v1/hostnames", key, map[string]any{"ip": "198.41.0.4"})
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("data directory: %v (%v), want 0700", fi.Mode().Perm(), err)
+	}
+	for _, f := range []string{"hostmint.db", "hostmint.db-wal", "hostmint.db-shm", "admin.token"} {
+		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v (%v), want 0600", f, fi.Mode().Perm(), err)
+		}
+	}
+}
+
+// A token or key file others may read stops the service at start, with
+// the command that fixes it, as ssh refuses such a key; so does an admin
+// token shorter than 32 characters.
+func TestSecretFilesMustBePrivate(t *testing.T) {
+	t.Parallel()
+	key := base64.StdEncoding.EncodeToString(make([]byte, 32))
+	for _, tc := range []struct {
+		name      string
+		token     string
+		tokenMode os.FileMode
+		keyMode   os.FileMode // 0: no key file
+		want      string
+	}{
+		{"token readable by all", strings.Repeat("t", 40), 0o644, 0, "chmod 600"},
+		{"token readable by the group", strings.Repeat("t", 40), 0o640, 0, "chmod 600"},
+		{"key readable by the group", strings.Repeat("t", 40), 0o600, 0o640, "chmod 600"},
+		{"a short token", strings.Repeat("t", 31), 0o600, 0, "at least 32 characters"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			o := options{dir: t.TempDir()}
+			os.WriteFile(filepath.Join(o.dir, "admin.token"), []byte(tc.token+"\n"), tc.tokenMode)
+			os.Chmod(filepath.Join(o.dir, "admin.token"), tc.tokenMode)
+			if tc.keyMode != 0 {
+				kf := filepath.Join(o.dir, "cert.key")
+				os.WriteFile(kf, []byte(key+"\n"), tc.keyMode)
+				os.Chmod(kf, tc.keyMode)
+				o.extra = []string{"cert_encryption_key_file " + kf}
+			}
+			text, _ := corefile(t, &o)
+			inst, err := caddy.Start(caddy.CaddyfileInput{Contents: []byte(text), Filepath: "Corefile", ServerTypeName: "dns"})
+			if err == nil {
+				inst.Stop()
+				t.Fatalf("the service started")
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("refused with %q, want it to say %q", err, tc.want)
+			}
+		})
 	}
 }

@@ -23,6 +23,9 @@ var ErrNoKey = errors.New("seal: no encryption key configured")
 
 // LoadKey reads a key file: 32 random bytes, base64 (openssl rand -base64 32).
 func LoadKey(path string) (Key, error) {
+	if err := CheckPrivate(path); err != nil {
+		return nil, err
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -32,6 +35,20 @@ func LoadKey(path string) (Key, error) {
 		return nil, fmt.Errorf("%s: want 32 random bytes, base64 (openssl rand -base64 32)", path)
 	}
 	return k, nil
+}
+
+// CheckPrivate refuses a file of secrets that its group or others may
+// read or write, as ssh refuses such a key: a service that went on would
+// hand its secrets to every local user without a word.
+func CheckPrivate(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if m := fi.Mode().Perm(); m&0o077 != 0 {
+		return fmt.Errorf("%s is readable or writable by others (mode %04o): chmod 600 %s", path, m, path)
+	}
+	return nil
 }
 
 // Seal encrypts plaintext; the result is base64 text (nonce, then

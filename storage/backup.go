@@ -18,7 +18,15 @@ func (s *Store) Backup(ctx context.Context, file string) error {
 	if _, err := os.Stat(file); err == nil {
 		return fmt.Errorf("storage: backup: %s already exists", file)
 	}
+	// Made empty and private first: VACUUM INTO fills an empty file and
+	// keeps its mode, and a backup holds what the store holds.
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("storage: backup: %w", err)
+	}
+	f.Close()
 	if _, err := s.db.DB.ExecContext(ctx, "VACUUM INTO ?", file); err != nil {
+		os.Remove(file)
 		return fmt.Errorf("storage: backup: %w", mapErr(err))
 	}
 	return nil

@@ -3,6 +3,7 @@ package storage_test
 import (
 	"context"
 	"errors"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -133,6 +134,9 @@ func TestBackup(t *testing.T) {
 	file := storagetest.DSN(t, storage.SQLite)
 	if err := s.Backup(ctx, file); err != nil {
 		t.Fatal(err)
+	}
+	if fi, err := os.Stat(file); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the backup's mode is %v (%v), want 0600: it holds what the store holds", fi.Mode().Perm(), err)
 	}
 	if err := s.Backup(ctx, file); err == nil {
 		t.Fatal("a second backup overwrote the first")

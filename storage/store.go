@@ -12,6 +12,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -60,10 +61,8 @@ func Open(ctx context.Context, d Dialect, dsn string) (*Store, error) {
 	)
 	switch d {
 	case SQLite:
-		if dir := filepath.Dir(dsn); dir != "" {
-			if err := os.MkdirAll(dir, 0o750); err != nil {
-				return nil, fmt.Errorf("storage: %w", err)
-			}
+		if err := privateFiles(dsn); err != nil {
+			return nil, fmt.Errorf("storage: %w", err)
 		}
 		sqldb, err := sql.Open("sqlite", sqliteDSN(dsn))
 		if err != nil {
@@ -111,6 +110,29 @@ func Open(ctx context.Context, d Dialect, dsn string) (*Store, error) {
 		s.notify = newNotifier(s)
 	}
 	return s, nil
+}
+
+// privateFiles makes the SQLite file at path, its directory (0700, when
+// it is made now) and the file itself (0600, whenever) private: the store
+// holds key hashes and sealed keys. SQLite gives the -wal and -shm files
+// it makes the database file's mode.
+func privateFiles(path string) error {
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return err
+		}
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if err := os.Chmod(p, 0o600); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
 }
 
 // maxConns bounds a PostgreSQL store's connections.
