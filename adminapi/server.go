@@ -25,6 +25,7 @@ import (
 
 	"github.com/hostmint/hostmint/access"
 	"github.com/hostmint/hostmint/profile"
+	"github.com/hostmint/hostmint/ratelimit"
 
 	"github.com/hostmint/hostmint/accounts"
 	"github.com/hostmint/hostmint/apierror"
@@ -45,6 +46,9 @@ type Config struct {
 	Profile    profile.Profile
 	BaseURL    string
 	AdminToken string
+	// Guesses throttles wrong admin tokens by client address; nil: a
+	// throttle of the server's own.
+	Guesses *ratelimit.Guesses
 	// Health reports why the service is not ready, nil when it is.
 	Health func(ctx context.Context) error
 	// TrustedProxies are the peers whose X-Forwarded-For is believed when
@@ -74,6 +78,9 @@ type Server struct {
 
 // New builds the server and its routes.
 func New(cfg Config, h hostnames.Rules, a *accounts.Service, auth *accounts.Authenticator, d *domains.Service, log *slog.Logger) *Server {
+	if cfg.Guesses == nil {
+		cfg.Guesses = ratelimit.NewGuesses()
+	}
 	s := &Server{cfg: cfg, hostnames: h.Lifecycle, records: h.Records, certs: h.Certificates, abuse: h.Abuse, diagnoser: h.Diagnoser,
 		accounts: a, auth: auth, domains: d, log: log, mux: http.NewServeMux()}
 	// Every route is documented (marked with its profile); only the
@@ -164,7 +171,13 @@ func (s *Server) endpoint(rt *route) http.Handler {
 				r = s.audit(w, r, "key:"+p.KeyID, p.AccountID, "")
 			}
 		case authAdmin:
+			source := s.ClientAddr(r)
+			if left, blocked := s.cfg.Guesses.Blocked(source); blocked {
+				s.writeError(w, r, ratelimit.GuessRefusal(left))
+				return
+			}
 			if !s.isAdmin(r) {
+				s.cfg.Guesses.Failed(source)
 				s.writeError(w, r, apierror.New(http.StatusUnauthorized, apierror.CodeUnauthorized, "Missing or invalid admin token"))
 				return
 			}

@@ -119,11 +119,11 @@ func Start(cfg Config, newIndex NewIndex) (*App, error) {
 	audits.Failed, audits.Dropped = auditFailures.Inc, auditDropped.Inc
 	srv := adminapi.New(adminapi.Config{
 		Profile: prof, BaseURL: cfg.BaseURL, AdminToken: token, TrustedProxies: cfg.TrustedProxies,
-		Health: n.health, Audit: audits, Observe: observeAPI,
+		Health: n.health, Audit: audits, Observe: observeAPI, Guesses: n.guesses,
 	}, rules, accts, n.auth, doms, logger)
 	// The dashboard shares the listener and calls the same rules as the API.
 	dash := dashboard.New(dashboard.Config{Profile: prof, BaseURL: cfg.BaseURL, AdminToken: token,
-		Audit: audits, Address: srv.ClientAddr, TLS: srv.OverTLS}, accts, rules, doms, logger)
+		Audit: audits, Address: srv.ClientAddr, TLS: srv.OverTLS, Guesses: n.guesses}, accts, rules, doms, logger)
 	api, err := acquireListener(cfg.API, dashboard.Mount(srv, dash))
 	if err != nil {
 		n.release()

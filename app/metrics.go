@@ -74,6 +74,13 @@ var (
 	nsProbes = counterVec("nameserver_probes_total",
 		"[P2] Probes of the service's nameservers for pending hostnames, by nameserver and result (served, not_served).", "nameserver", "result")
 
+	_ = promauto.NewCounterFunc(prometheus.CounterOpts{Namespace: plugin.Namespace, Subsystem: "hostname",
+		Name: "admin_token_failures_total", Help: "Wrong admin tokens sent to the API or the dashboard's sign-in."},
+		func() float64 { return float64(sumOf(func(b *node) int64 { return b.guesses.Failures() })) })
+	_ = promauto.NewCounterFunc(prometheus.CounterOpts{Namespace: plugin.Namespace, Subsystem: "hostname",
+		Name: "admin_token_throttled_total", Help: "Requests refused (429) because their address sent too many wrong admin tokens."},
+		func() float64 { return float64(sumOf(func(b *node) int64 { return b.guesses.Refusals() })) })
+
 	auditFailures = promauto.NewCounter(prometheus.CounterOpts{Namespace: plugin.Namespace, Subsystem: "hostname",
 		Name: "audit_write_failures_total", Help: "Refused attempts that could not be recorded in the audit log."})
 	auditDropped = promauto.NewCounter(prometheus.CounterOpts{Namespace: plugin.Namespace, Subsystem: "hostname",

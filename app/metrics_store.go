@@ -27,6 +27,17 @@ func leastOf(f func(*node) int64) int64 {
 	return n
 }
 
+// sumOf is f's sum over the open stores.
+func sumOf(f func(*node) int64) int64 {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	var n int64
+	for _, b := range nodes {
+		n += f(b)
+	}
+	return n
+}
+
 // feedMetrics is a feed consumer that times how late changes arrive.
 type feedMetrics struct {
 	lastAt atomic.Int64 // when the newest change applied was written (Unix ms)

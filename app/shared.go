@@ -20,6 +20,7 @@ import (
 	"github.com/hostmint/hostmint/accounts"
 	"github.com/hostmint/hostmint/adminapi"
 	"github.com/hostmint/hostmint/domains"
+	"github.com/hostmint/hostmint/ratelimit"
 	"github.com/hostmint/hostmint/seal"
 	"github.com/hostmint/hostmint/storage"
 )
@@ -43,6 +44,9 @@ type node struct {
 	index   Index
 	auth    *accounts.Authenticator
 	metrics *feedMetrics
+	// guesses throttles wrong admin tokens: the API and the dashboard, and
+	// the old and new instance of a reload, count together.
+	guesses *ratelimit.Guesses
 	certs   atomic.Pointer[storage.CertificateStats]
 	cancel  context.CancelFunc
 	done    chan struct{}
@@ -86,7 +90,7 @@ func acquireNode(ctx context.Context, d storage.Dialect, dsn string, poll time.D
 	}
 	signers := func(d *storage.Domain) (*domains.Signer, error) { return domains.OpenSigner(d, key) }
 	b := &node{key: id, refs: 1, store: store, index: newIndex(signers), auth: accounts.NewAuthenticator(store),
-		metrics: &feedMetrics{}, done: make(chan struct{})}
+		metrics: &feedMetrics{}, guesses: ratelimit.NewGuesses(), done: make(chan struct{})}
 	b.feed = storage.NewFeed(store, fanout{b.index, b.auth, b.metrics}, poll, slog.Default().With("plugin", "hostname"))
 	b.feed.Reloaded = feedReloads.Inc
 	fctx, cancel := context.WithCancel(context.Background())

@@ -22,6 +22,7 @@ import (
 	"github.com/hostmint/hostmint/domains"
 	"github.com/hostmint/hostmint/hostnames"
 	"github.com/hostmint/hostmint/profile"
+	"github.com/hostmint/hostmint/ratelimit"
 )
 
 // Prefix is where the dashboard is served.
@@ -44,6 +45,9 @@ type Config struct {
 	// a trusted proxy too): its cookies are then Secure whatever BaseURL
 	// says; nil: only an https BaseURL makes them Secure.
 	TLS func(*http.Request) bool
+	// Guesses throttles wrong admin tokens at sign-in, with the API's;
+	// nil: a throttle of the dashboard's own.
+	Guesses *ratelimit.Guesses
 }
 
 // Handler serves the dashboard.
@@ -70,6 +74,9 @@ const requestTimeout = 10 * time.Second
 
 // New builds the dashboard's handler.
 func New(cfg Config, a *accounts.Service, h hostnames.Rules, d *domains.Service, log *slog.Logger) *Handler {
+	if cfg.Guesses == nil {
+		cfg.Guesses = ratelimit.NewGuesses()
+	}
 	dh := &Handler{cfg: cfg, accounts: a, hostnames: h.Lifecycle, records: h.Records, certs: h.Certificates, abuse: h.Abuse,
 		diagnoser: h.Diagnoser, domains: d, log: log, mux: http.NewServeMux(),
 		secure: strings.HasPrefix(strings.ToLower(cfg.BaseURL), "https://")}

@@ -4,6 +4,8 @@ import (
 	"crypto/subtle"
 	"net/http"
 	"strings"
+
+	"github.com/hostmint/hostmint/ratelimit"
 )
 
 type signinView struct {
@@ -26,9 +28,20 @@ func (h *Handler) operatorSignin(w http.ResponseWriter, r *http.Request) {
 			"The sign-in form was not sent with its security token (cookies may be off). Reload the page and try again.")
 		return
 	}
+	source := r.RemoteAddr
+	if h.cfg.Address != nil {
+		source = h.cfg.Address(r)
+	}
+	if left, blocked := h.cfg.Guesses.Blocked(source); blocked {
+		e := ratelimit.GuessRefusal(left)
+		w.Header().Set("Retry-After", e.Header.Get("Retry-After"))
+		h.status(w, http.StatusTooManyRequests, "Too many wrong tokens", e.Message)
+		return
+	}
 	// Compared in constant time, as the API compares it.
 	tok := strings.TrimSpace(r.PostFormValue("token"))
 	if h.cfg.AdminToken == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(h.cfg.AdminToken)) != 1 {
+		h.cfg.Guesses.Failed(source)
 		f := newForm()
 		f.Errors["token"] = "This is not the admin token. It is in the file named by admin_token_file."
 		if tok == "" {

@@ -2,6 +2,10 @@ package e2e
 
 import (
 	"encoding/base64"
+	"fmt"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -88,5 +92,48 @@ func TestSecretFilesMustBePrivate(t *testing.T) {
 				t.Errorf("refused with %q, want it to say %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// Guessing the admin token: ten wrong tokens in a minute from one address,
+// and the next request from it is refused 429 RATE_LIMITED with
+// Retry-After, even with the right token; the dashboard's sign-in shares
+// the count.
+func TestAdminTokenGuessing(t *testing.T) {
+	t.Parallel()
+	s := start(t, options{})
+	for i := range 10 {
+		if r := s.do("GET", "/api/admin/domains", fmt.Sprintf("wrong-token-%d-%s", i, strings.Repeat("x", 30)), nil); r.status != 401 {
+			t.Fatalf("wrong token %d: %d, want 401", i, r.status)
+		}
+	}
+	r := s.do("GET", "/api/admin/domains", s.admin, nil)
+	if r.status != 429 || r.str("code") != "RATE_LIMITED" || r.header.Get("Retry-After") == "" {
+		t.Fatalf("the right token after ten wrong ones: %d %s (Retry-After %q), want 429 RATE_LIMITED with Retry-After",
+			r.status, r.raw, r.header.Get("Retry-After"))
+	}
+	// The sign-in form, with its CSRF cookie, then the right token.
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Get(s.api + "/dashboard/signin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	u, _ := url.Parse(s.api + "/dashboard/")
+	csrf := ""
+	for _, ck := range jar.Cookies(u) {
+		if ck.Name == "hostmint_signin" {
+			csrf = ck.Value
+		}
+	}
+	resp, err = c.PostForm(s.api+"/dashboard/signin", url.Values{"token": {s.admin}, "csrf": {csrf}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("the dashboard's sign-in after ten wrong tokens: %d (Retry-After %q), want 429 with Retry-After",
+			resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
 }
