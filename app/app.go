@@ -101,7 +101,10 @@ func Start(cfg Config, newIndex NewIndex) (*App, error) {
 	logger := slog.Default().With("plugin", "hostname")
 	mgr := certs.New(n.store, certs.Config{CAs: cfg.cas(), Email: cfg.ACMEEmail, Key: key, Nameservers: cfg.probed(),
 		RenewAt: cfg.CertRenewAt, Observe: observeOrder}, logger)
-	resolver := &targets.Resolver{Servers: cfg.Resolvers}
+	resolver := &targets.Resolver{Servers: cfg.Resolvers, Names: &targets.Names{Allow: cfg.TargetAllow, Deny: cfg.TargetDeny}}
+	if len(cfg.TargetResolvers) > 0 {
+		resolver.Servers = cfg.TargetResolvers
+	}
 	hs := hostnames.New(n.store, hostnames.Config{
 		Profile: prof, IdleExpiry: cfg.IdleExpiry, Caps: cfg.Caps, Labels: policy, Reserved: reserved, Nameservers: nsNames,
 		SealKey: key, Certs: mgr, Resolver: resolver,

@@ -44,7 +44,12 @@ type Config struct {
 	ACMEEmail      string
 	CertKeyFile    string
 	Resolvers      []string // HOST:PORT
-	CTLog          string
+	// TargetResolvers resolve [P2] targets; none: Resolvers do.
+	TargetResolvers []string
+	// TargetAllow and TargetDeny are the suffixes of the names a target
+	// may follow (targets.Names).
+	TargetAllow, TargetDeny []string
+	CTLog                   string
 }
 
 // CANames are the ACME CAs an acme_ca may configure.

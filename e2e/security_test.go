@@ -137,3 +137,23 @@ func TestAdminTokenGuessing(t *testing.T) {
 			resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
 }
+
+// A team cannot point a hostname at an internal name to read what the
+// operator's resolvers see of it: special-use suffixes are refused before
+// any lookup, and the operator's target_names deny adds to them.
+func TestTargetNamesKeptInternal(t *testing.T) {
+	t.Parallel()
+	s := start(t, options{profile: 2, extra: []string{"resolver 127.0.0.1:9", "target_names deny corp.example"}})
+	_, key := s.team(t, "targets.example.net")
+	h := s.must(201, "POST", "/api/v1/hostnames", key, map[string]any{"ip": "198.41.0.4", "subdomain": "app"})
+	s.live(t, key, h.str("id"))
+	for _, target := range []string{"db.corp.internal", "printer.local", "nas.home.arpa", "api.localhost", "db.corp.example"} {
+		r := s.do("PUT", "/api/v1/hostnames/"+h.str("id"), key, map[string]any{"target": target})
+		if r.status != 400 || r.str("code") != "BAD_REQUEST" || !strings.Contains(r.str("error"), target) {
+			t.Errorf("target %s: %d %s, want 400 BAD_REQUEST naming it", target, r.status, r.raw)
+		}
+	}
+	if got := s.must(200, "GET", "/api/v1/hostnames/"+h.str("id"), key, nil); got.str("ip") != "198.41.0.4" {
+		t.Errorf("a refused target changed the hostname: %s", got.raw)
+	}
+}

@@ -45,6 +45,10 @@ func (s *Service) Update(ctx context.Context, p *access.Principal, id string, in
 		if target = domains.Normalize(*in.Target); target == "" {
 			return nil, apierror.BadRequest("target %q is not a host name", *in.Target)
 		}
+		if err := s.cfg.Resolver.Check(target); err != nil {
+			return nil, apierror.BadRequest("target %s is a name this service does not follow: %s", target,
+				strings.TrimPrefix(err.Error(), targets.ErrNameRefused.Error()+": "))
+		}
 		if _, err := netip.ParseAddr(strings.Trim(target, "[]")); err == nil {
 			return nil, apierror.BadRequest("target %q is an address, not a host name to follow; send it as ip", *in.Target)
 		}
@@ -129,6 +133,8 @@ func (s *Service) resolve(ctx context.Context, target string) (*targets.Answer, 
 		return nil, apierror.NotImplemented("targets need a resolver, and this deployment has none configured")
 	case errors.Is(err, targets.ErrNoAddress):
 		return nil, apierror.BadRequest("target %s has no A or AAAA records", target)
+	case errors.Is(err, targets.ErrNameRefused):
+		return nil, apierror.BadRequest("target %s: %v", target, strings.TrimPrefix(err.Error(), targets.ErrNameRefused.Error()+": "))
 	default:
 		s.log.Warn("resolving a target failed", "target", target, "err", err)
 		return nil, apierror.Unavailable("could not resolve target %s right now; retry later", target)

@@ -35,6 +35,18 @@ const (
 type Resolver struct {
 	Servers []string // host:port, tried in order
 	Timeout time.Duration
+	// Names is the policy of names a target may follow, the CNAMEs its
+	// answer leads through included; nil: the default (Names.Check).
+	Names *Names
+}
+
+// Check refuses a target the policy does not let a hostname follow.
+func (r *Resolver) Check(name string) error {
+	var p *Names
+	if r != nil {
+		p = r.Names
+	}
+	return p.Check(name)
 }
 
 // Answer is what a target resolved to.
@@ -48,10 +60,13 @@ func (r *Resolver) Resolve(ctx context.Context, name string) (*Answer, error) {
 	if r == nil || len(r.Servers) == 0 {
 		return nil, ErrNoResolver
 	}
+	if err := r.Check(name); err != nil {
+		return nil, err
+	}
 	var last error
 	for _, server := range r.Servers {
 		a, err := r.ask(ctx, server, dns.Fqdn(name))
-		if err == nil || errors.Is(err, ErrNoAddress) {
+		if err == nil || errors.Is(err, ErrNoAddress) || errors.Is(err, ErrNameRefused) {
 			return a, err
 		}
 		last = err
@@ -90,6 +105,10 @@ func (r *Resolver) ask(ctx context.Context, server, name string) (*Answer, error
 		chain := map[string]bool{strings.ToLower(name): true}
 		for _, rr := range resp.Answer {
 			if c, ok := rr.(*dns.CNAME); ok && chain[strings.ToLower(c.Hdr.Name)] {
+				// An outside name must not lead to an inside one.
+				if err := r.Check(strings.ToLower(c.Target)); err != nil {
+					return nil, err
+				}
 				chain[strings.ToLower(c.Target)] = true
 			}
 		}

@@ -31,26 +31,33 @@ func silent(t *testing.T) string {
 	return pc.LocalAddr().String()
 }
 
-// answering is a loopback resolver that answers every A question with
-// 198.51.100.7 and every AAAA question with nothing.
-func answering(t *testing.T) string {
+// resolverOf is a loopback UDP resolver that answers with answer.
+func resolverOf(t *testing.T, answer func(*dns.Msg) *dns.Msg) string {
 	t.Helper()
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
+		w.WriteMsg(answer(r))
+	})}
+	go srv.ActivateAndServe()
+	t.Cleanup(func() { srv.Shutdown() })
+	return pc.LocalAddr().String()
+}
+
+// answering is a loopback resolver that answers every A question with
+// 198.51.100.7 and every AAAA question with nothing.
+func answering(t *testing.T) string {
+	return resolverOf(t, func(r *dns.Msg) *dns.Msg {
 		m := new(dns.Msg)
 		m.SetReply(r)
 		if q := r.Question[0]; q.Qtype == dns.TypeA {
 			m.Answer = append(m.Answer, &dns.A{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 60},
 				A: net.IPv4(198, 51, 100, 7)})
 		}
-		w.WriteMsg(m)
-	})}
-	go srv.ActivateAndServe()
-	t.Cleanup(func() { srv.Shutdown() })
-	return pc.LocalAddr().String()
+		return m
+	})
 }
 
 // A resolution gives up when its context ends, cancelled or past its

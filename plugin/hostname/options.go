@@ -141,16 +141,7 @@ var options = []option{
 	{"diagnose_budget", "DURATION", "[P2] the time one diagnose report may take", 1, 1, duration(func(c *config) *time.Duration { return &c.app.DiagnoseBudget }, 8*time.Second)},
 	{"diagnose_per_minute", "COUNT", "[P2] diagnose reports a team may ask for a minute", 1, 1, count(func(c *config) *int { return &c.app.Diagnoses })},
 	{"cert_encryption_key_file", "PATH", "the key that seals DNSSEC and certificate private keys", 1, 1, text(func(c *config) *string { return &c.app.CertKeyFile })},
-	{"resolver", "ADDRESS...", "[P2] recursive resolvers for targets and diagnose", 1, -1, func(cfg *config, a []string) error {
-		for _, s := range a {
-			addr, err := hostPort(s)
-			if err != nil {
-				return err
-			}
-			cfg.app.Resolvers = append(cfg.app.Resolvers, addr)
-		}
-		return nil
-	}},
+	{"resolver", "ADDRESS...", "[P2] recursive resolvers for targets and diagnose", 1, -1, addrs(func(c *config) *[]string { return &c.app.Resolvers })},
 	{"ct_log", "URL", "[P2] the certificate transparency log diagnose reads", 1, 1, func(cfg *config, a []string) error {
 		if err := httpURL(a[0]); err != nil {
 			return err
@@ -198,6 +189,28 @@ var options = []option{
 		}
 		return nil
 	}},
+	{"target_resolver", "ADDRESS...", "[P2] recursive resolvers for targets only (default: resolver)", 1, -1,
+		addrs(func(c *config) *[]string { return &c.app.TargetResolvers })},
+	{"target_names", "allow|deny SUFFIX...", "[P2] the names a target may follow", 2, -1, func(cfg *config, a []string) error {
+		var list *[]string
+		switch a[0] {
+		case "allow":
+			list = &cfg.app.TargetAllow
+		case "deny":
+			list = &cfg.app.TargetDeny
+		default:
+			return fmt.Errorf("want allow or deny, got %q", a[0])
+		}
+		for _, s := range a[1:] {
+			// A suffix may be one label (internal): checked as a name under it.
+			d := domains.Normalize("x." + strings.TrimPrefix(s, "."))
+			if d == "" {
+				return fmt.Errorf("%q is not a domain suffix", s)
+			}
+			*list = append(*list, strings.TrimPrefix(d, "x."))
+		}
+		return nil
+	}},
 	{"acme_update_per_minute", "COUNT", "acme-dns updates a credential may make a minute", 1, 1, count(func(c *config) *int { return &c.app.ACMEUpdates })},
 }
 
@@ -205,6 +218,20 @@ var options = []option{
 func text(field func(*config) *string) func(*config, []string) error {
 	return func(cfg *config, a []string) error {
 		*field(cfg) = a[0]
+		return nil
+	}
+}
+
+// addrs appends IP[:PORT] arguments (port 53 by default) as HOST:PORT.
+func addrs(field func(*config) *[]string) func(*config, []string) error {
+	return func(cfg *config, a []string) error {
+		for _, s := range a {
+			addr, err := hostPort(s)
+			if err != nil {
+				return err
+			}
+			*field(cfg) = append(*field(cfg), addr)
+		}
 		return nil
 	}
 }
