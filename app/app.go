@@ -114,7 +114,7 @@ func Start(cfg Config, newIndex NewIndex) (*App, error) {
 		Records:      hostnames.NewRecords(hs, cfg.RecordWrites),
 		Certificates: hostnames.NewCertificates(hs, key, cfg.ACMEUpdates),
 		Abuse:        hostnames.NewAbuse(hs),
-		Diagnoser: hostnames.NewDiagnoser(hs, diagnose.Config{Nameservers: cfg.diagnosed(), Resolvers: cfg.Resolvers,
+		Diagnoser: hostnames.NewDiagnoser(hs, diagnose.Config{Nameservers: cfg.diagnosed(), Resolvers: cfg.diagnoseResolvers(),
 			CTLog: cfg.CTLog, Budget: cfg.DiagnoseBudget}, cfg.Diagnoses),
 	}
 	accts := accounts.New(n.store, prof, n.auth)
@@ -176,6 +176,20 @@ func (cfg *Config) diagnosed() []diagnose.Nameserver {
 		if ns.Addr != "" {
 			out = append(out, diagnose.Nameserver{Name: strings.TrimSuffix(ns.Name, "."), Addr: ns.Addr})
 		}
+	}
+	return out
+}
+
+// diagnoseResolvers are the resolvers diagnose asks, named for reports by
+// the operator's labels, never by their addresses.
+func (cfg *Config) diagnoseResolvers() []diagnose.Resolver {
+	out := make([]diagnose.Resolver, len(cfg.Resolvers))
+	for i, addr := range cfg.Resolvers {
+		label := cfg.ResolverLabels[addr]
+		if label == "" {
+			label = fmt.Sprintf("resolver %d", i+1)
+		}
+		out[i] = diagnose.Resolver{Label: label, Addr: addr}
 	}
 	return out
 }

@@ -44,6 +44,9 @@ type Config struct {
 	ACMEEmail      string
 	CertKeyFile    string
 	Resolvers      []string // HOST:PORT
+	// ResolverLabels name Resolvers (by address) in diagnose reports; a
+	// resolver without one is "resolver N".
+	ResolverLabels map[string]string
 	// TargetResolvers resolve [P2] targets; none: Resolvers do.
 	TargetResolvers []string
 	// TargetAllow and TargetDeny are the suffixes of the names a target

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -41,7 +42,7 @@ func served(ctx context.Context, server, name string, rd bool) ([]netip.Addr, er
 			return nil, err
 		}
 		if r.Rcode != dns.RcodeSuccess {
-			return nil, fmt.Errorf("answered %s", dns.RcodeToString[r.Rcode])
+			return nil, fmt.Errorf("%w %s", errAnswered, dns.RcodeToString[r.Rcode])
 		}
 		all = append(all, nsprobe.Addrs(r.Answer)...)
 	}
@@ -61,7 +62,7 @@ func checkRecord(ctx context.Context, cfg Config, s Subject) Check {
 		got, err := served(ctx, ns.Addr, s.Name, false)
 		switch {
 		case err != nil:
-			bad = append(bad, fmt.Sprintf("%s (%s): %v", ns.Name, ns.Addr, err))
+			bad = append(bad, fmt.Sprintf("%s %s", ns.Name, inWords(err)))
 		case !slices.Equal(got, want(s)):
 			bad = append(bad, fmt.Sprintf("%s serves %v", ns.Name, got))
 		}
@@ -83,7 +84,7 @@ func checkNameservers(ctx context.Context, cfg Config, s Subject) Check {
 		r, err := ask(ctx, ns.Addr, s.Domain, dns.TypeSOA, false, false)
 		switch {
 		case err != nil:
-			bad = append(bad, fmt.Sprintf("%s: %v", ns.Name, err))
+			bad = append(bad, fmt.Sprintf("%s %s", ns.Name, inWords(err)))
 		case !r.Authoritative || len(r.Answer) == 0:
 			bad = append(bad, ns.Name+" does not answer authoritatively for "+s.Domain)
 		default:
@@ -151,12 +152,12 @@ func checkResolvers(ctx context.Context, cfg Config, s Subject) Check {
 	}
 	var bad, silent []string
 	for _, r := range cfg.Resolvers {
-		got, err := served(ctx, r, s.Name, true)
+		got, err := served(ctx, r.Addr, s.Name, true)
 		switch {
 		case err != nil:
-			silent = append(silent, fmt.Sprintf("%s: %v", r, err))
+			silent = append(silent, fmt.Sprintf("%s %s", r.Label, inWords(err)))
 		case !slices.Equal(got, want(s)):
-			bad = append(bad, fmt.Sprintf("%s sees %v", r, got))
+			bad = append(bad, fmt.Sprintf("%s sees %v", r.Label, got))
 		}
 	}
 	switch {
@@ -168,6 +169,13 @@ func checkResolvers(ctx context.Context, cfg Config, s Subject) Check {
 	}
 	return Check{Verdict: Pass, Detail: fmt.Sprintf("%d resolver(s) see %v", len(cfg.Resolvers), want(s))}
 }
+
+// ctClient reads the CT log: within the report's budget, and never more
+// than ctMaxBody of an answer (a log that streams without end would hold
+// the report and the memory).
+var ctClient = &http.Client{Timeout: 5 * time.Second}
+
+const ctMaxBody = 8 << 20
 
 // ctEntry is one row of a crt.sh-shaped JSON answer.
 type ctEntry struct {
@@ -187,13 +195,20 @@ func checkCertificate(ctx context.Context, cfg Config, s Subject) Check {
 	if err != nil {
 		return Check{Verdict: Unknown, Detail: err.Error()}
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := ctClient.Do(req)
 	if err != nil {
-		return Check{Verdict: Unknown, Detail: "the CT log did not answer: " + err.Error()}
+		return Check{Verdict: Unknown, Detail: "the CT log " + inWords(err)}
 	}
 	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, ctMaxBody+1))
+	if err != nil {
+		return Check{Verdict: Unknown, Detail: "the CT log " + inWords(err)}
+	}
+	if len(body) > ctMaxBody {
+		return Check{Verdict: Unknown, Detail: fmt.Sprintf("the CT log answered more than %d MB", ctMaxBody>>20)}
+	}
 	var entries []ctEntry
-	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&entries) != nil {
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &entries) != nil {
 		return Check{Verdict: Unknown, Detail: fmt.Sprintf("the CT log answered %s, not a JSON list", resp.Status)}
 	}
 	var latest *ctEntry

@@ -48,11 +48,17 @@ type Nameserver struct {
 	Addr string // host:port
 }
 
+// Resolver is a recursive resolver the checks ask.
+type Resolver struct {
+	Label string // how reports name it: the operator's label, never the address
+	Addr  string // host:port
+}
+
 // Config is what the checks ask.
 type Config struct {
 	Nameservers []Nameserver
-	Resolvers   []string // host:port of recursive resolvers
-	CTLog       string   // base URL of a crt.sh-shaped search; "" none
+	Resolvers   []Resolver
+	CTLog       string // base URL of a crt.sh-shaped search; "" none
 	Budget      time.Duration
 }
 

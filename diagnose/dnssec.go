@@ -32,7 +32,7 @@ func checkDNSSEC(ctx context.Context, cfg Config, s Subject) Check {
 	}{{s.Domain, dns.TypeDNSKEY}, {s.Name, dns.TypeA}, {s.Name, dns.TypeAAAA}} {
 		r, err := ask(ctx, ns, q.name, q.qtype, false, true)
 		if err != nil {
-			return Check{Verdict: Fail, Detail: fmt.Sprintf("%s does not answer: %v", cfg.Nameservers[0].Name, err),
+			return Check{Verdict: Fail, Detail: fmt.Sprintf("%s %s", cfg.Nameservers[0].Name, inWords(err)),
 				Action: "start the nameserver"}
 		}
 		if why := verify(r, key); why != "" {
@@ -46,9 +46,9 @@ func checkDNSSEC(ctx context.Context, cfg Config, s Subject) Check {
 	}
 	var silent []string
 	for _, res := range cfg.Resolvers {
-		r, err := ask(ctx, res, s.Domain, dns.TypeDS, true, true)
+		r, err := ask(ctx, res.Addr, s.Domain, dns.TypeDS, true, true)
 		if err != nil {
-			silent = append(silent, fmt.Sprintf("%s: %v", res, err))
+			silent = append(silent, fmt.Sprintf("%s %s", res.Label, inWords(err)))
 			continue
 		}
 		for _, rr := range r.Answer {
@@ -56,7 +56,7 @@ func checkDNSSEC(ctx context.Context, cfg Config, s Subject) Check {
 				return Check{Verdict: Pass, Detail: fmt.Sprintf("DS %d at the parent matches the zone's key; signatures verify", ds.KeyTag)}
 			}
 		}
-		return Check{Verdict: Fail, Detail: fmt.Sprintf("resolver %s finds no DS for %s matching key %d", res, s.Domain, ds.KeyTag),
+		return Check{Verdict: Fail, Detail: fmt.Sprintf("%s finds no DS for %s matching key %d", res.Label, s.Domain, ds.KeyTag),
 			Action: "publish at the parent: " + ds.String()}
 	}
 	return Check{Verdict: Unknown, Detail: "signatures verify, but no resolver answered for the DS: " + strings.Join(silent, "; ")}

@@ -660,7 +660,7 @@ func TestDiagnoseUnreachable(t *testing.T) {
 
 	r := s.diagnose(t, key, id)
 	r.expect(t, name, map[string]diagWant{
-		"record":      diagFail("ns2.example.org ("+closedNS+")", "every nameserver"),
+		"record":      diagFail("ns2.example.org refused the connection", "every nameserver"),
 		"nameservers": diagFail("ns2.example.org", "start the nameservers"),
 		"dns01":       diagUnknownAct("", "acme-credential"),
 		"caa":         diagPass(""),
@@ -668,8 +668,17 @@ func TestDiagnoseUnreachable(t *testing.T) {
 		"resolvers":   diagUnknown(""),
 		"certificate": diagUnknown(""),
 	})
-	if !strings.Contains(r.byID["certificate"].Detail, "did not answer") {
-		t.Errorf("certificate detail %q does not say the log did not answer", r.byID["certificate"].Detail)
+	if d := r.byID["certificate"].Detail; !strings.Contains(d, "the CT log refused the connection") {
+		t.Errorf("certificate detail %q does not say, in words, that the log refused the connection", d)
+	}
+	// A report shows nameservers by name and resolvers by label: never the
+	// service's own socket addresses or dial errors.
+	for id, c := range r.byID {
+		for _, leak := range []string{"127.0.0.1", "dial ", "read udp", closedNS, silentRes, closedCT} {
+			if strings.Contains(c.Detail+c.Action, leak) {
+				t.Errorf("check %s shows %q: %s / %s", id, leak, c.Detail, c.Action)
+			}
+		}
 	}
 	if r.elapsed > budget+2*time.Second {
 		t.Errorf("the call took %s with a budget of %s", r.elapsed, budget)

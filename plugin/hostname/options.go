@@ -141,7 +141,24 @@ var options = []option{
 	{"diagnose_budget", "DURATION", "[P2] the time one diagnose report may take", 1, 1, duration(func(c *config) *time.Duration { return &c.app.DiagnoseBudget }, 8*time.Second)},
 	{"diagnose_per_minute", "COUNT", "[P2] diagnose reports a team may ask for a minute", 1, 1, count(func(c *config) *int { return &c.app.Diagnoses })},
 	{"cert_encryption_key_file", "PATH", "the key that seals DNSSEC and certificate private keys", 1, 1, text(func(c *config) *string { return &c.app.CertKeyFile })},
-	{"resolver", "ADDRESS...", "[P2] recursive resolvers for targets and diagnose", 1, -1, addrs(func(c *config) *[]string { return &c.app.Resolvers })},
+	{"resolver", "[LABEL=]ADDRESS...", "[P2] recursive resolvers for targets and diagnose", 1, -1, func(cfg *config, a []string) error {
+		for _, s := range a {
+			label, addr, labelled := strings.Cut(s, "=")
+			if !labelled {
+				addr, label = s, ""
+			}
+			if err := addrs(func(c *config) *[]string { return &c.app.Resolvers })(cfg, []string{addr}); err != nil {
+				return err
+			}
+			if label != "" {
+				if cfg.app.ResolverLabels == nil {
+					cfg.app.ResolverLabels = map[string]string{}
+				}
+				cfg.app.ResolverLabels[cfg.app.Resolvers[len(cfg.app.Resolvers)-1]] = label
+			}
+		}
+		return nil
+	}},
 	{"ct_log", "URL", "[P2] the certificate transparency log diagnose reads", 1, 1, func(cfg *config, a []string) error {
 		if err := httpURL(a[0]); err != nil {
 			return err
