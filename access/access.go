@@ -51,6 +51,9 @@ type Principal struct {
 	AccountID string
 	KeyID     string
 	Scopes    []Scope
+	// Names are the names of the hostnames Scopes are limited to, by id,
+	// for messages a person reads; one missing is named by its id.
+	Names map[string]string
 }
 
 // Target is what a request touches: a hostname (by id, with its domain and
@@ -112,6 +115,9 @@ func (p *Principal) limits(scope string, all bool) []string {
 		switch {
 		case s.Hostname != "":
 			reach = "hostname " + s.Hostname
+			if name := p.Names[s.Hostname]; name != "" {
+				reach = "hostname " + name + " (" + s.Hostname + ")"
+			}
 		case s.Domain != "":
 			reach = "domain " + s.Domain
 		}

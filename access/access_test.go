@@ -69,3 +69,15 @@ func TestParseScopes(t *testing.T) {
 		t.Fatalf("one: %v", got)
 	}
 }
+
+// A key narrowed to a hostname names it as a person knows it, the id in
+// brackets.
+func TestRequireNamesHostnames(t *testing.T) {
+	t.Parallel()
+	p := &Principal{AccountID: "acc", Scopes: []Scope{{Scope: DNS01Write, Hostname: "h_1"}},
+		Names: map[string]string{"h_1": "a.example.org"}}
+	err := p.Require(HostnamesWrite, Target{Hostname: "h_1", Name: "a.example.org", Domain: "example.org"})
+	if err == nil || !strings.Contains(err.Error(), "dns01:write on hostname a.example.org (h_1)") {
+		t.Errorf("Require = %v, want the limit named a.example.org (h_1)", err)
+	}
+}

@@ -108,9 +108,13 @@ func (a *Authenticator) lookup(ctx context.Context, id string, now time.Time) (*
 	if err != nil {
 		return nil, err
 	}
+	p := access.Principal{AccountID: row.AccountID, KeyID: row.ID, Scopes: access.ParseScopes(row.Scopes)}
+	if err := nameHostnames(ctx, a.store.Reader(), &p); err != nil {
+		return nil, err
+	}
 	k := &cachedKey{
 		hash:      row.SecretHash,
-		principal: access.Principal{AccountID: row.AccountID, KeyID: row.ID, Scopes: access.ParseScopes(row.Scopes)},
+		principal: p,
 		expiresAt: row.ExpiresAt,
 		revoked:   row.RevokedAt != 0,
 		loaded:    now,
@@ -119,6 +123,29 @@ func (a *Authenticator) lookup(ctx context.Context, id string, now time.Time) (*
 		a.cache.Store(id, k)
 	}
 	return k, nil
+}
+
+// nameHostnames fills p.Names for the hostnames its scopes are limited to
+// (a hostname's name never changes, so the cache may keep it).
+func nameHostnames(ctx context.Context, q storage.Queries, p *access.Principal) error {
+	var ids []string
+	for _, s := range p.Scopes {
+		if s.Hostname != "" {
+			ids = append(ids, s.Hostname)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	hs, err := q.HostnamesByID(ctx, ids)
+	if err != nil {
+		return err
+	}
+	p.Names = map[string]string{}
+	for _, h := range hs {
+		p.Names[h.ID] = h.Name
+	}
+	return nil
 }
 
 // Forget drops a key from this node's cache.

@@ -161,7 +161,7 @@ func (s *Server) routeTable() []route {
 			doc: "No bearer: headers `X-Api-User` (the credential's username) and `X-Api-Key` (its password). Body " +
 				"`{subdomain, txt}`, any or no Content-Type. `txt` is 43 characters of A-Z a-z 0-9 _ -. 200 `{\"txt\": value}`; " +
 				"the value is served at once as TXT at `_acme-challenge.<hostname>` (TTL 60): the two newest values, for 24 hours " +
-				"after the newest was written. 400 malformed body or value; 401 invalid credentials (or a released, terminated " +
+				"after the newest was written. 400 malformed body or value, or no subdomain; 401 invalid credentials (or a released, terminated " +
 				"or expired hostname); 403 subdomain not this credential's, or hostname suspended; 429 RATE_LIMITED with " +
 				"Retry-After past 30 updates a minute with one credential (the Corefile's `acme_update_per_minute`; refused " +
 				"calls do not count, and each credential of a hostname has its own allowance).",

@@ -491,6 +491,10 @@ func TestDNS01Update(t *testing.T) {
 			{"subdomain of another hostname's credential", c.headers(""), acmeBody("subdomain", other.user, "txt", good), 403, "FORBIDDEN"},
 			{"subdomain unknown", c.headers(""), acmeBody("subdomain", "6f1c2a3e-4b5d-4e6f-8a7b-9c0d1e2f3a4b", "txt", good), 403, "FORBIDDEN"},
 			{"subdomain the fulldomain", c.headers(""), acmeBody("subdomain", c.fulldomain, "txt", good), 403, "FORBIDDEN"},
+			// The field is required: its absence is a bad request, not a
+			// foreign subdomain.
+			{"no subdomain", c.headers(""), `{"txt":"` + good + `"}`, 400, "BAD_REQUEST"},
+			{"empty subdomain", c.headers(""), acmeBody("subdomain", "", "txt", good), 400, "BAD_REQUEST"},
 		}
 		for _, tc := range refusals {
 			acmeCheckError(t, tc.name, s.acmeSend(t, "POST", "/api/acme/update", tc.hdr, tc.body), tc.status, tc.code)

@@ -448,3 +448,18 @@ func fixtureOf(hosts map[string]*accessHost, id string) string {
 	}
 	return id
 }
+
+// A 403 names the hostname a key is limited to by the name a person
+// recognises, its id in brackets.
+func TestP2AccessForbiddenNamesHostname(t *testing.T) {
+	eachDialect(t, options{profile: 2}, func(t *testing.T, s *server) {
+		acc, key := s.team(t, "named.example.net")
+		h := s.must(201, "POST", "/api/v1/hostnames", key, map[string]any{"ip": "198.41.0.4", "subdomain": "web"})
+		narrow := s.key(t, acc, []map[string]any{{"scope": "dns01:write", "hostname": h.str("id")}})
+		r := s.do("PUT", "/api/v1/hostnames/"+h.str("id"), narrow, map[string]any{"ip": "198.41.0.5"})
+		want := "hostname web.named.example.net (" + h.str("id") + ")"
+		if r.status != 403 || !strings.Contains(r.str("error"), want) {
+			t.Errorf("PUT with a key limited to dns01:write on the hostname: %d %s, want 403 naming %s", r.status, r.raw, want)
+		}
+	})
+}

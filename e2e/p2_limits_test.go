@@ -102,6 +102,22 @@ func TestP2RateLimitUpdates(t *testing.T) {
 	})
 }
 
+// Repeating the current address is a no-op, and a no-op spends none of
+// the team's 60 updates a minute: after 70 of them a real change is
+// answered 200, as dyndns2's nochg spends none either.
+func TestP2NoopUpdateIsFree(t *testing.T) {
+	eachDialect(t, options{profile: 2}, func(t *testing.T, s *server) {
+		_, key := s.team(t, "noop.example.net")
+		id := s.must(201, "POST", "/api/v1/hostnames", key, map[string]any{"ip": "198.41.0.4"}).str("id")
+		for range 70 {
+			s.must(200, "PUT", "/api/v1/hostnames/"+id, key, map[string]any{"ip": "198.41.0.4"})
+		}
+		if g := s.must(200, "PUT", "/api/v1/hostnames/"+id, key, map[string]any{"ip": "198.41.0.5"}); g.str("ip") != "198.41.0.5" {
+			t.Errorf("a real change after 70 no-ops: %s", g.raw)
+		}
+	})
+}
+
 // The active-hostname cap: the create past it is 429 with Retry-After, and
 // a release frees a slot.
 func TestP2CapActive(t *testing.T) {

@@ -90,6 +90,9 @@ func (s *Certificates) PublishChallenge(ctx context.Context, u ChallengeUpdate) 
 			return err
 		}
 		storage.AuditAccount(ctx, h.AccountID)
+		if u.Subdomain == "" {
+			return apierror.BadRequest("subdomain is required: the credential's subdomain (%s)", u.User)
+		}
 		if u.Subdomain != u.User {
 			return apierror.Forbidden("subdomain %q does not belong to this credential (use %s)", u.Subdomain, u.User)
 		}

@@ -74,8 +74,7 @@ func (s *Service) SetAddrs(ctx context.Context, p *access.Principal, id string, 
 		return nil, false, err
 	}
 	h, err = s.change(ctx, p, id, func(ctx context.Context, tx *storage.Tx, h *storage.Hostname, acct *account) error {
-		joined := joinAddrs(addrs)
-		changed = h.Addrs != joined || h.Target != ""
+		changed = !pointsAt(h, addrs, "")
 		if !s.profile.BothFamilies() {
 			a := addrs[0]
 			return s.setP1(ctx, tx, h, acct, parsedIP{addr: a, text: a.String(), class: addrclass.Of(a)})

@@ -77,11 +77,6 @@ func (s *Service) Update(ctx context.Context, p *access.Principal, id string, in
 	}
 	return s.change(ctx, p, id, func(ctx context.Context, tx *storage.Tx, h *storage.Hostname, acct *account) error {
 		now := s.now()
-		if answer == nil { // a target's token was taken before its lookup
-			if err := acct.take(ctx, ratelimit.Updates, now); err != nil {
-				return err
-			}
-		}
 		class := ClassOf(h)
 		var addrs []netip.Addr
 		if in.IP != nil {
@@ -96,14 +91,22 @@ func (s *Service) Update(ctx context.Context, p *access.Principal, id string, in
 		} else if addrs = targets.OfClass(answer.Addrs, class); len(addrs) == 0 {
 			return crossing(h, class)
 		}
+		if pointsAt(h, addrs, target) {
+			// The same address again: a no-op, which spends no update of
+			// the team's minute (as dyndns2's nochg does not).
+			tx.NoAudit()
+			return nil
+		}
+		if answer == nil { // a target's token was taken before its lookup
+			if err := acct.take(ctx, ratelimit.Updates, now); err != nil {
+				return err
+			}
+		}
 		var refreshAt int64
 		if target != "" {
 			refreshAt = now.Add(answer.TTL).UnixMilli()
 		}
-		if !repoint(h, addrs, target, refreshAt, now) {
-			tx.NoAudit()
-			return nil // the same address again: nothing to rewrite
-		}
+		repoint(h, addrs, target, refreshAt, now)
 		if err := tx.UpdateHostname(ctx, h); err != nil {
 			return err
 		}
