@@ -3,6 +3,7 @@ package adminapi
 import (
 	"math"
 
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/certs"
 	"github.com/hostmint/hostmint/records"
 )
@@ -58,8 +59,8 @@ func (s *Server) schemas() map[string]schema {
 	return map[string]schema{
 		"Error": object("Every non-2xx answer.",
 			req("error", str("Human-readable message")),
-			req("code", str("Stable machine-readable code: BAD_REQUEST, UNAUTHORIZED, KEY_EXPIRED, FORBIDDEN, NOT_FOUND, "+
-				"METHOD_NOT_ALLOWED, CONFLICT, NO_DOMAIN_AVAILABLE, RATE_LIMITED, INTERNAL_ERROR, NOT_IMPLEMENTED, SERVICE_UNAVAILABLE"))),
+			req("code", enum("Stable machine-readable code. METHOD_NOT_ALLOWED (405, with Allow) is this service's "+
+				"addition to the specification's codes", apierror.Codes...))),
 		"Hostname": object("A registered hostname. [P1] and [P2] mark fields of one profile only.",
 			req("id", str("Opaque identifier used in /api/v1/hostnames/{id}")),
 			req("hostname", str("Fully qualified name, lowercase, no trailing dot")),

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/records"
 )
 
@@ -25,5 +26,14 @@ func TestRecordSchemas(t *testing.T) {
 		if got := typ["enum"].([]string); !slices.Equal(got, records.Types) {
 			t.Errorf("%s.type enum = %v, want records.Types %v", name, got, records.Types)
 		}
+	}
+}
+
+// The Error schema enumerates exactly the codes the service answers with.
+func TestErrorCodes(t *testing.T) {
+	t.Parallel()
+	code := (&Server{}).schemas()["Error"]["properties"].(map[string]any)["code"].(schema)
+	if got := code["enum"].([]string); !slices.Equal(got, apierror.Codes) {
+		t.Errorf("Error.code enum %v, want apierror.Codes %v", got, apierror.Codes)
 	}
 }

@@ -53,6 +53,16 @@ const (
 	CodeUnavailable        = "SERVICE_UNAVAILABLE"
 )
 
+// Codes are every code the service answers with, in the order of the
+// spec's table: the OpenAPI description's enumeration is made from it.
+// METHOD_NOT_ALLOWED is this service's addition to the spec's codes (405
+// with Allow, for a path that exists with other methods).
+var Codes = []string{
+	CodeBadRequest, CodeUnauthorized, CodeKeyExpired, CodePaymentRequired, CodeForbidden, CodeNotFound,
+	CodeMethodNotAllowed, CodeConflict, CodeDomainProvisioning, CodeNoDomainAvailable, CodeRateLimited,
+	CodeInternal, CodeNotImplemented, CodeUnavailable,
+}
+
 // BadRequest is 400 BAD_REQUEST.
 func BadRequest(format string, args ...any) *Error {
 	return New(http.StatusBadRequest, CodeBadRequest, format, args...)
