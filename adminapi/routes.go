@@ -114,7 +114,9 @@ func (s *Server) routeTable() []route {
 		{method: "PUT", path: "/api/v1/hostnames/{id}/records/{record_id}", profile: 2, auth: authKey, body: "RecordInput",
 			summary: "Change a record's value",
 			doc: "Scope hostnames:write. `type` must be the stored type and `name`, if sent, the stored name (400 otherwise); " +
-				"the id stays; TXT takes one string of at most 255 bytes. Suspended hostname: 403; not live: 409.",
+				"the id stays; TXT takes one string of at most 255 bytes. The body may be the record as GET answers it, edited: " +
+				"`id` and `ttl` are taken when they hold the stored values (400 otherwise) and the fields may come in `data` " +
+				"or at the top level, not both. Suspended hostname: 403; not live: 409.",
 			ok: 200, okSchema: "Record", errors: []int{400, 401, 403, 404, 409, 429, 500, 503}, handle: s.updateRecord},
 		{method: "DELETE", path: "/api/v1/hostnames/{id}/records/{record_id}", profile: 2, auth: authKey,
 			summary: "Delete a record",

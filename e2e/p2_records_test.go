@@ -1046,3 +1046,51 @@ func TestP2CAA(t *testing.T) {
 		s.resolves(b, dns.TypeA, "198.41.0.5")
 	})
 }
+
+// A record read with GET, edited and sent back whole (id, name, type, ttl
+// and data, the way Terraform providers and most SDKs write) is taken; the
+// read-only fields must hold their stored values, and a field sent twice is
+// refused.
+func TestP2RecordRoundTrip(t *testing.T) {
+	eachDialect(t, options{profile: 2}, func(t *testing.T, s *server) {
+		_, key := s.team(t, "round.example.net")
+		hid, host := s.recHost(t, key, "web", "198.41.0.4")
+		created := s.must(201, "POST", recPath(hid), key, recObj{"type": "TXT", "text": "v=one"})
+		rid := created.str("id")
+		var got recObj
+		for _, r := range s.recList(t, key, hid) {
+			if r["id"] == rid {
+				got = r
+			}
+		}
+		if got == nil {
+			t.Fatalf("record %s not listed", rid)
+		}
+		got["data"].(map[string]any)["text"] = "v=two"
+		if r := s.must(200, "PUT", recPath(hid, rid), key, got); r.str("id") != rid {
+			t.Fatalf("PUT of the record as GET answered it: %s", r.raw)
+		}
+		s.recServes(t, host, dns.TypeTXT, `"v=two"`)
+
+		for _, tc := range []struct {
+			name string
+			edit func(recObj) recObj
+			says string
+		}{
+			{"another ttl", func(b recObj) recObj { b["ttl"] = 600; return b }, "ttl"},
+			{"another id", func(b recObj) recObj { b["id"] = "rec_other"; return b }, "id"},
+			{"a field twice", func(b recObj) recObj { b["text"] = "v=three"; return b }, "text"},
+			{"data not an object", func(b recObj) recObj { b["data"] = "x"; return b }, "data"},
+		} {
+			b := recObj{}
+			for k, v := range got {
+				b[k] = v
+			}
+			r := s.do("PUT", recPath(hid, rid), key, tc.edit(b))
+			if r.status != 400 || r.str("code") != "BAD_REQUEST" || !strings.Contains(r.str("error"), tc.says) {
+				t.Errorf("%s: %d %s, want 400 naming %s", tc.name, r.status, r.raw, tc.says)
+			}
+		}
+		s.recServes(t, host, dns.TypeTXT, `"v=two"`)
+	})
+}
