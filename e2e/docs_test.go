@@ -2,8 +2,12 @@ package e2e
 
 import (
 	"encoding/json"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/hostmint/hostmint/addrclass"
 )
 
 // /openapi.json and /llms-full.txt describe every endpoint that exists.
@@ -92,5 +96,43 @@ func TestDocumentsBothProfiles(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// Every address the README and /llms-full.txt give as a hostname's is one
+// the service serves as a public address: an example a reader copies must
+// not answer 403 or !donator. The one exception is the [P2] example of a
+// private-class hostname, which says so.
+func TestDocumentedAddressesArePublic(t *testing.T) {
+	t.Parallel()
+	s := start(t, options{})
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	llms := s.must(200, "GET", "/llms-full.txt", "", nil).raw
+	private := map[string]bool{"192.168.1.20": true} // README: a P2 private-class hostname
+	contexts := regexp.MustCompile(`"ip": ?"([^"]+)"|myip=([0-9a-fA-F.:]+)|[^a-z]ip=([0-9a-fA-F.:]+)|IP address set to ([0-9a-fA-F.:]+)|` +
+		`(?:serve|see) \[([0-9a-fA-F.:]+)\]|"ipv[46]hint": ?\["([^"]+)"`)
+	seen := 0
+	for name, doc := range map[string][]byte{"README.md": readme, "/llms-full.txt": llms} {
+		for _, m := range contexts.FindAllStringSubmatch(string(doc), -1) {
+			for _, v := range m[1:] {
+				if v == "" {
+					continue
+				}
+				a, err := addrclass.Parse(v)
+				if err != nil {
+					continue // a placeholder such as <ip>
+				}
+				seen++
+				if addrclass.Of(a) != addrclass.Public && !private[v] {
+					t.Errorf("%s gives %s as a hostname's address; the service treats it as %s", name, v, addrclass.Of(a))
+				}
+			}
+		}
+	}
+	if seen < 5 {
+		t.Errorf("only %d example addresses found: the patterns no longer match the documents", seen)
 	}
 }
