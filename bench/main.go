@@ -10,7 +10,9 @@
 //	go run ./bench -sizes 10000,100000,1000000
 //
 // BENCH_EXTRA adds lines to the hostname servers' Corefiles, for looking
-// inside a run: BENCH_EXTRA="pprof 127.0.0.1:6060" go run ./bench ...
+// inside a run: BENCH_EXTRA="pprof 127.0.0.1:6060" go run ./bench ...;
+// BENCH_HOSTNAME adds lines to their hostname blocks, to measure an
+// option: BENCH_HOSTNAME="response_rate_limit 100000000" go run ./bench ...
 package main
 
 import (

@@ -34,10 +34,11 @@ func hostnameCorefile(dnsPort, apiPort int, dir, dialect, dsn string) string {
         cert_encryption_key_file %s/cert.key
         domain %s
         nameserver ns1.%s 127.0.0.1:%d
+        %s
     }
     %s
 }
-`, zone, dnsPort, dialect, dsn, apiPort, dir, dir, zone, zone, dnsPort, os.Getenv("BENCH_EXTRA"))
+`, zone, dnsPort, dialect, dsn, apiPort, dir, dir, zone, zone, dnsPort, os.Getenv("BENCH_HOSTNAME"), os.Getenv("BENCH_EXTRA"))
 }
 
 func fileCorefile(dnsPort int, dir string) string {

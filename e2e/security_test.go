@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/base64"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -10,8 +11,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coredns/caddy"
+	"github.com/miekg/dns"
 )
 
 // Labels are lowered by the one rule (labels.Lower): A-Z only. The Kelvin
@@ -156,4 +159,55 @@ func TestTargetNamesKeptInternal(t *testing.T) {
 	if got := s.must(200, "GET", "/api/v1/hostnames/"+h.str("id"), key, nil); got.str("ip") != "198.41.0.4" {
 		t.Errorf("a refused target changed the hostname: %s", got.raw)
 	}
+}
+
+// response_rate_limit: a burst over UDP from one network gets its
+// allowance answered, every second refused answer truncated (so a real
+// client retries over TCP), the rest dropped; TCP is answered throughout.
+func TestResponseRateLimit(t *testing.T) {
+	t.Parallel()
+	s := start(t, options{extra: []string{"response_rate_limit 5 2"}})
+	_, key := s.account("pro")
+	name := s.must(201, "POST", "/api/v1/hostnames", key, map[string]any{"ip": "198.41.0.4"}).str("hostname")
+	// Forty queries at once from one socket, then the answers.
+	conn, err := net.Dial("udp", s.dnsAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for i := range 40 {
+		m := new(dns.Msg)
+		m.SetQuestion(dns.Fqdn(name), dns.TypeA)
+		m.Id = uint16(i + 1)
+		b, _ := m.Pack()
+		conn.Write(b)
+	}
+	answered, truncated := 0, 0
+	conn.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+	buf := make([]byte, 1500)
+	for {
+		n, err := conn.Read(buf)
+		if err != nil {
+			break
+		}
+		r := new(dns.Msg)
+		if r.Unpack(buf[:n]) != nil {
+			continue
+		}
+		if r.Truncated && len(r.Answer) == 0 {
+			truncated++
+		} else {
+			answered++
+		}
+	}
+	dropped := 40 - answered - truncated
+	if answered < 5 || answered > 7 || truncated < 15 || dropped < 15 {
+		t.Errorf("40 queries at once: %d answered, %d truncated, %d dropped; want 5, about 17, about 18", answered, truncated, dropped)
+	}
+	// TCP is answered at once, limited or not.
+	if r := s.query(name, dns.TypeA, "tcp"); len(addrs(r)) != 1 {
+		t.Errorf("over TCP while UDP is limited: %v", r)
+	}
+	time.Sleep(time.Second) // the allowance refills
+	s.resolves(name, dns.TypeA, "198.41.0.4")
 }

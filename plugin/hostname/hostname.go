@@ -5,6 +5,7 @@ package hostname
 
 import (
 	"context"
+	"net"
 
 	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/request"
@@ -28,6 +29,7 @@ type Handler struct {
 	static map[string]addrList // nameserver names we answer for: lowercase FQDN -> addresses
 	ns     []string            // NS targets, FQDN
 	app    *app.App            // set in OnStartup
+	rrl    *rrl                // response_rate_limit; nil: none
 	// stopNotify ends the NOTIFYs to secondaries (set in OnStartup when
 	// the server block transfers zones).
 	stopNotify func()
@@ -85,7 +87,32 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 			m.Truncate(size)
 		}
 	}
+	if h.rrl != nil && !h.allowed(w, r) {
+		return dns.RcodeSuccess, nil
+	}
 	w.WriteMsg(m)
 	countAnswer(m.Rcode, state.QType(), z.kind)
 	return dns.RcodeSuccess, nil
+}
+
+// allowed applies response_rate_limit to an answer over UDP: false when
+// it is not to be sent (dropped, or sent truncated and empty instead).
+func (h *Handler) allowed(w dns.ResponseWriter, r *dns.Msg) bool {
+	ua, ok := w.RemoteAddr().(*net.UDPAddr)
+	if !ok {
+		return true // TCP: the source is real
+	}
+	switch h.rrl.verdict(ua.AddrPort().Addr()) {
+	case rrlDrop:
+		rrlResponses[rrlDrop].Inc()
+		return false
+	case rrlSlip:
+		t := new(dns.Msg)
+		t.SetReply(r)
+		t.Authoritative, t.Truncated = true, true
+		w.WriteMsg(t)
+		rrlResponses[rrlSlip].Inc()
+		return false
+	}
+	return true
 }

@@ -34,12 +34,20 @@ var (
 		"Answers given by the hostname plugin, by rcode, query type and kind of zone (pool, team, outside).", "rcode", "type", "kind")
 	xfrOut          = counterVec("transfers_total", "Zone transfers served to secondaries, by kind (axfr, also an IXFR's fallback; ixfr: the difference; current: an IXFR of a zone the secondary has).", "kind")
 	xfrRefused      = counterVec("transfers_refused_total", "Zone transfers refused, by reason (signed: the zone is signed online).", "reason")
+	rrlVec          = counterVec("rrl_responses_total", "Answers over UDP held back by response_rate_limit, by action (dropped; slipped: sent truncated and empty).", "action")
 	notifies        = counterVec("notifies_total", "NOTIFYs sent to secondaries for changed zones, by result (sent, failed).", "result")
 	signaturesTotal = promauto.NewCounter(prometheus.CounterOpts{Namespace: plugin.Namespace, Subsystem: "hostname",
 		Name: "signatures_total", Help: "RRSIGs made (answers from the signature cache make none)."})
 	_ = gaugeFunc("index_hostnames", "Hostnames in the in-memory index of this node.",
 		func() float64 { return float64(app.IndexSize()) })
 )
+
+// rrlResponses are rrlVec's counters by verdict, made once: they are
+// counted on the answer path.
+var rrlResponses = map[int]prometheus.Counter{
+	rrlDrop: rrlVec.WithLabelValues("dropped"),
+	rrlSlip: rrlVec.WithLabelValues("slipped"),
+}
 
 // answerTypes are the query types the answers metric names; every other
 // type is "other", so that random types cannot grow the number of series

@@ -228,6 +228,19 @@ var options = []option{
 		}
 		return nil
 	}},
+	{"response_rate_limit", "RESPONSES_PER_SECOND [SLIP]", "answers a second over UDP per client network", 1, 2, func(cfg *config, a []string) error {
+		n, err := strconv.Atoi(a[0])
+		if err != nil || n < 1 {
+			return fmt.Errorf("%q is not a positive count of answers a second", a[0])
+		}
+		cfg.rrlRate, cfg.rrlSlip = n, 2
+		if len(a) == 2 {
+			if cfg.rrlSlip, err = strconv.Atoi(a[1]); err != nil || cfg.rrlSlip < 0 || cfg.rrlSlip > 10 {
+				return fmt.Errorf("slip %q is not 0 (drop all) to 10", a[1])
+			}
+		}
+		return nil
+	}},
 	{"acme_update_per_minute", "COUNT", "acme-dns updates a credential may make a minute", 1, 1, count(func(c *config) *int { return &c.app.ACMEUpdates })},
 }
 

@@ -23,6 +23,9 @@ func init() { plugin.Register("hostname", setup) }
 type config struct {
 	app        app.Config
 	addressTTL uint32
+	// rrlRate answers a second per client network over UDP (0: no
+	// limit), every rrlSlip-th refused one sent truncated.
+	rrlRate, rrlSlip int
 }
 
 func setup(c *caddy.Controller) error {
@@ -43,6 +46,9 @@ func setup(c *caddy.Controller) error {
 
 func newHandler(cfg *config) *Handler {
 	h := &Handler{cfg: cfg, index: NewIndex(), static: map[string]addrList{}}
+	if cfg.rrlRate > 0 {
+		h.rrl = newRRL(cfg.rrlRate, cfg.rrlSlip)
+	}
 	for _, ns := range cfg.app.Nameservers {
 		h.ns = append(h.ns, ns.Name)
 		if ns.Addr == "" {
