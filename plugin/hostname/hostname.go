@@ -90,8 +90,10 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	if h.rrl != nil && !h.allowed(w, r) {
 		return dns.RcodeSuccess, nil
 	}
-	w.WriteMsg(m)
+	// Counted before it is sent: a client that has its answer finds it
+	// counted (a scrape right after an answer must see it).
 	countAnswer(m.Rcode, state.QType(), z.kind)
+	w.WriteMsg(m)
 	return dns.RcodeSuccess, nil
 }
 
