@@ -6,9 +6,10 @@ import (
 
 // journal is what an IXFR is made from: for every name a change replaced,
 // the node it held before (nil: none), under the serial the change
-// brought. The index keeps it from its load on, journalMax names at most;
-// a secondary whose serial is older than what it holds, or from before a
-// domain changed, gets the whole zone instead (RFC 1995's fallback).
+// brought. The index keeps it from its load on: the newest journalMax
+// names, and up to journalSlack more. A secondary whose serial is older
+// than what it holds, or from before a domain changed, gets the whole zone
+// instead (RFC 1995's fallback).
 type journal struct {
 	mu      sync.Mutex
 	floor   uint32 // the oldest serial an IXFR can start from
@@ -37,9 +38,15 @@ func (j *journal) add(serial uint32, zone, name string, old *node) {
 	j.entries = append(j.entries, journalEntry{serial: serial, zone: zone, name: name, old: old})
 }
 
-// trim drops the oldest changes past journalMax, whole serials at a time.
+// journalSlack is how far past journalMax the journal grows before it is
+// trimmed back: each trim copies the entries kept, so trimming a little
+// on every batch of a full journal would copy it whole on every write.
+const journalSlack = journalMax / 4
+
+// trim drops the oldest changes past journalMax, whole serials at a time,
+// once the journal is journalSlack past it.
 func (j *journal) trim() {
-	if len(j.entries) <= journalMax {
+	if len(j.entries) <= journalMax+journalSlack {
 		return
 	}
 	cut := len(j.entries) - journalMax

@@ -38,7 +38,7 @@ func TestJournal(t *testing.T) {
 	// Trimming drops whole serials, oldest first, and moves the floor.
 	var k journal
 	k.reset(0)
-	for i := range journalMax + 3 {
+	for i := range journalMax + journalSlack + 3 {
 		k.add(uint32(1+i/2), "example.org.", "n.example.org.", nil)
 	}
 	k.trim()
