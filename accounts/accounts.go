@@ -41,6 +41,11 @@ type Input struct {
 	Plan    *string
 	Cap     *int
 	Billing *bool
+	// Status is "active" or "suspended"; suspending ends the team's
+	// access (see access.go).
+	Status *string
+	// PlanEnd, when set, is when the plan ends; a zero time: never.
+	PlanEnd *time.Time
 }
 
 func (s *Service) apply(a *storage.Account, in Input) error {
@@ -66,7 +71,48 @@ func (s *Service) apply(a *storage.Account, in Input) error {
 	if in.Billing != nil {
 		a.Billing = *in.Billing
 	}
+	if in.Status != nil {
+		switch *in.Status {
+		case storage.AccountActive:
+			a.SuspendedAt = 0
+		case storage.AccountSuspended:
+			if a.SuspendedAt == 0 {
+				a.SuspendedAt = s.now().UnixMilli()
+			}
+		default:
+			return apierror.BadRequest("status must be active or suspended (a team whose plan ended opens again when plan_ends_at moves)")
+		}
+	}
+	if in.PlanEnd != nil {
+		a.PlanEndsAt = 0
+		if !in.PlanEnd.IsZero() {
+			a.PlanEndsAt = max(in.PlanEnd.UnixMilli(), 1)
+		}
+	}
 	return nil
+}
+
+// write stores a new or changed account, and when it is closed, or was
+// (wasOpen false), ends its dashboard access in the same transaction:
+// sessions and links held when a plan ended stop at that moment, and must
+// not come back when the team is opened again before a sweep deleted them.
+// The change row tells every node's key cache.
+func (s *Service) write(ctx context.Context, tx *storage.Tx, a *storage.Account, insert, wasOpen bool) error {
+	var err error
+	if insert {
+		err = tx.InsertAccount(ctx, a)
+	} else {
+		err = tx.UpdateAccount(ctx, a)
+	}
+	if err != nil {
+		return err
+	}
+	if !wasOpen || a.Access(s.now().UnixMilli()) != storage.AccountActive {
+		if _, _, err := tx.EndTeamAccess(ctx, a.ID); err != nil {
+			return err
+		}
+	}
+	return tx.Changed(ctx, storage.KindAccount, a.ID)
 }
 
 // Create adds an account.
@@ -82,10 +128,7 @@ func (s *Service) Create(ctx context.Context, in Input) (*storage.Account, error
 		return nil, err
 	}
 	_, err := s.store.Write(ctx, func(ctx context.Context, tx *storage.Tx) error {
-		if err := tx.InsertAccount(ctx, a); err != nil {
-			return err
-		}
-		return tx.Changed(ctx, storage.KindAccount, a.ID)
+		return s.write(ctx, tx, a, true, true)
 	})
 	return a, err
 }
@@ -111,13 +154,14 @@ func (s *Service) Patch(ctx context.Context, id string, in Input) (*storage.Acco
 		} else if err != nil {
 			return err
 		}
+		wasOpen := a.Access(s.now().UnixMilli()) == storage.AccountActive
 		if err := s.apply(a, in); err != nil {
 			return err
 		}
-		if err := tx.UpdateAccount(ctx, a); err != nil {
-			return err
-		}
-		return tx.Changed(ctx, storage.KindAccount, a.ID)
+		return s.write(ctx, tx, a, false, wasOpen)
 	})
+	if err == nil && s.auth != nil {
+		s.auth.ForgetAccount(id) // at once on this node; the feed tells the others
+	}
 	return a, err
 }

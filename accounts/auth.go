@@ -19,7 +19,8 @@ import (
 
 // Authenticator verifies bearer keys. Verified key rows are cached per node,
 // so a request costs one hash and no SQL; a key's change row (revocation)
-// drops it from every node's cache through the change feed, and entries are
+// drops it from every node's cache through the change feed, as an account's
+// change row (a suspension, a plan's end) drops the account's keys, and entries are
 // re-read after cacheTTL in any case. Ids that match no key are remembered
 // too (bounded, briefly), so a flood of made-up keys costs no SQL either; a
 // key created later reaches every node's feed, which drops the entry.
@@ -40,6 +41,7 @@ type cachedKey struct {
 	principal access.Principal
 	expiresAt int64
 	revoked   bool
+	account   storage.Account // its team's access (suspension, plan end)
 	loaded    time.Time
 }
 
@@ -84,6 +86,9 @@ func (a *Authenticator) Authenticate(ctx context.Context, header string) (*acces
 		return nil, apierror.New(http.StatusUnauthorized, apierror.CodeKeyExpired,
 			"API key expired at %s; create a new key", when)
 	}
+	if err := CheckOpen(&k.account, now); err != nil {
+		return nil, err
+	}
 	return &k.principal, nil
 }
 
@@ -112,11 +117,16 @@ func (a *Authenticator) lookup(ctx context.Context, id string, now time.Time) (*
 	if err := nameHostnames(ctx, a.store.Reader(), &p); err != nil {
 		return nil, err
 	}
+	acct, err := a.store.Reader().Account(ctx, row.AccountID)
+	if err != nil {
+		return nil, err
+	}
 	k := &cachedKey{
 		hash:      row.SecretHash,
 		principal: p,
 		expiresAt: row.ExpiresAt,
 		revoked:   row.RevokedAt != 0,
+		account:   storage.Account{ID: acct.ID, SuspendedAt: acct.SuspendedAt, PlanEndsAt: acct.PlanEndsAt},
 		loaded:    now,
 	}
 	if a.epoch.Load() == epoch {
@@ -155,6 +165,19 @@ func (a *Authenticator) Forget(id string) {
 	a.unknown.Load().Remove(cache.Hash([]byte(id)))
 }
 
+// ForgetAccount drops an account's keys from this node's cache: its access
+// changed. Accounts change seldom, and a node caches few keys, so the walk
+// is cheap.
+func (a *Authenticator) ForgetAccount(id string) {
+	a.epoch.Add(1)
+	a.cache.Range(func(k, v any) bool {
+		if v.(*cachedKey).principal.AccountID == id {
+			a.cache.Delete(k)
+		}
+		return true
+	})
+}
+
 // Load implements storage.Consumer: a new snapshot starts with an empty cache.
 func (a *Authenticator) Load(context.Context, storage.Queries) error {
 	a.epoch.Add(1)
@@ -166,8 +189,11 @@ func (a *Authenticator) Load(context.Context, storage.Queries) error {
 // Apply implements storage.Consumer: changed keys are read again on next use.
 func (a *Authenticator) Apply(_ context.Context, _ storage.Queries, cs []storage.Change) error {
 	for _, c := range cs {
-		if c.Kind == storage.KindKey {
+		switch c.Kind {
+		case storage.KindKey:
 			a.Forget(c.Ref)
+		case storage.KindAccount:
+			a.ForgetAccount(c.Ref)
 		}
 	}
 	return nil

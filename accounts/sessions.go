@@ -40,18 +40,26 @@ func SigninURL(baseURL, token string) string {
 	return strings.TrimRight(baseURL, "/") + SigninLinkPath + "?token=" + url.QueryEscape(token)
 }
 
+// SigninLinkID is the id a sign-in link is listed and withdrawn by: the
+// hash it is stored as, which cannot sign anyone in.
+func SigninLinkID(token string) string { return apikey.Hash(token) }
+
 // CreateSigninLink makes a one-time sign-in token for a member of the
 // account, good for SigninLinkTTL.
 func (s *Service) CreateSigninLink(ctx context.Context, accountID string) (token string, expiresAt time.Time, err error) {
 	now := s.now()
 	token = apikey.Random(32)
-	l := &storage.SigninLink{ID: apikey.Hash(token), AccountID: accountID,
+	l := &storage.SigninLink{ID: SigninLinkID(token), AccountID: accountID,
 		ExpiresAt: now.Add(SigninLinkTTL).UnixMilli(), CreatedAt: now.UnixMilli()}
 	_, err = s.store.Write(ctx, func(ctx context.Context, tx *storage.Tx) error {
-		if _, err := tx.Account(ctx, accountID); errors.Is(err, storage.ErrNotFound) {
+		a, err := tx.Account(ctx, accountID)
+		if errors.Is(err, storage.ErrNotFound) {
 			return accountNotFound()
 		} else if err != nil {
 			return err
+		}
+		if a.Access(now.UnixMilli()) != storage.AccountActive {
+			return apierror.Conflict("no sign-in link for team %s: it is %s; open it again first", a.ID, a.Access(now.UnixMilli()))
 		}
 		return tx.InsertSigninLink(ctx, l)
 	})
@@ -113,7 +121,7 @@ func (s *Service) RedeemSigninLink(ctx context.Context, token string) (secret st
 		id, err := tx.UseSigninLink(ctx, apikey.Hash(token), now.UnixMilli())
 		if errors.Is(err, storage.ErrNotFound) {
 			return "", apierror.New(http.StatusUnauthorized, apierror.CodeUnauthorized,
-				"this sign-in link is not valid: it was used already, it expired, or it was mistyped; ask your operator for a new one")
+				"this sign-in link is not valid: it was used already, it expired, it was withdrawn, or it was mistyped; ask your operator for a new one")
 		}
 		return id, err
 	})

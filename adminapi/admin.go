@@ -2,6 +2,7 @@ package adminapi
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"time"
 
@@ -18,12 +19,32 @@ type accountRequest struct {
 	Plan *string `json:"plan"`
 	// 32 bits, as the column is on PostgreSQL: a larger cap would reach the
 	// database and fail there (500) instead of here (400).
-	Cap     *int32 `json:"cap"`
-	Billing *bool  `json:"billing"`
+	Cap        *int32       `json:"cap"`
+	Billing    *bool        `json:"billing"`
+	Status     *string      `json:"status"`
+	PlanEndsAt optionalTime `json:"plan_ends_at"`
+}
+
+// optionalTime is a date-time field that may be sent as null: sent tells
+// null (never) from a field left out (no change).
+type optionalTime struct {
+	sent bool
+	t    time.Time
+}
+
+func (o *optionalTime) UnmarshalJSON(b []byte) error {
+	o.sent = true
+	if string(b) == "null" {
+		return nil
+	}
+	return json.Unmarshal(b, &o.t)
 }
 
 func (r accountRequest) input() accounts.Input {
-	in := accounts.Input{Name: r.Name, Plan: r.Plan, Billing: r.Billing}
+	in := accounts.Input{Name: r.Name, Plan: r.Plan, Billing: r.Billing, Status: r.Status}
+	if r.PlanEndsAt.sent {
+		in.PlanEnd = &r.PlanEndsAt.t
+	}
 	if r.Cap != nil {
 		c := int(*r.Cap)
 		in.Cap = &c
@@ -180,7 +201,9 @@ func (s *Server) abuseAction(c *call, action func(context.Context, string) (*sto
 }
 
 type signinLinkView struct {
-	URL       string `json:"url"`
+	ID        string `json:"id"`
+	URL       string `json:"url,omitempty"`
+	CreatedAt string `json:"created_at,omitempty"`
 	ExpiresAt string `json:"expires_at"`
 }
 
@@ -189,5 +212,5 @@ func (s *Server) createSigninLink(c *call) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusCreated, signinLinkView{URL: accounts.SigninURL(s.cfg.BaseURL, token), ExpiresAt: ts(exp.UnixMilli())}, nil
+	return http.StatusCreated, signinLinkView{ID: accounts.SigninLinkID(token), URL: accounts.SigninURL(s.cfg.BaseURL, token), ExpiresAt: ts(exp.UnixMilli())}, nil
 }

@@ -49,6 +49,12 @@ func (s *Server) dynUpdate(w http.ResponseWriter, r *http.Request) {
 		if pe, ok := apierror.As(err); ok && pe.Status == http.StatusUnauthorized {
 			dynUnauthorized(w)
 			return
+		} else if ok && pe.Status == http.StatusForbidden {
+			// The key's team is suspended or its plan ended: the protocol's
+			// "blocked", on which clients stop retrying.
+			noteCode(w, pe.Code)
+			writeText(w, http.StatusOK, dynAbuse)
+			return
 		}
 		s.log.Warn("dyndns2: authenticating failed", "err", err)
 		noteCode(w, apierror.CodeUnavailable)

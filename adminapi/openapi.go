@@ -138,7 +138,8 @@ func (s *Server) llmsText() string {
 		"401 UNAUTHORIZED `Missing or invalid API key`; a key past its lifetime: 401 KEY_EXPIRED.\n" +
 		"- Scopes: hostnames:read, hostnames:write, dns01:write, each with a reach: the whole team, one domain (hostnames " +
 		"minted there later included) or one hostname. A key made without scopes has all three team-wide. A key without " +
-		"the scope an endpoint needs, or whose reach excludes the hostname or domain, gets 403 FORBIDDEN naming both.\n" +
+		"the scope an endpoint needs, or whose reach excludes the hostname or domain, gets 403 FORBIDDEN naming both. " +
+		"A key (or acme-dns credential) of a team the operator suspended, or whose plan ended, gets 403 FORBIDDEN saying which.\n" +
 		"- Admin endpoints (/api/admin/...): `Authorization: Bearer <admin token>` (the Corefile's admin_token_file).\n\n")
 	b.WriteString("## Errors\n\nEvery non-2xx answer is `{\"error\": \"<message>\", \"code\": \"<CODE>\"}`.\n\n")
 	for _, st := range slices.Sorted(maps.Keys(statusText)) {

@@ -146,7 +146,7 @@ func (s *Server) routeTable() []route {
 		{method: "GET", path: "/api/v1/domains", profile: 2, auth: authKey,
 			summary: "List the team's domains",
 			doc:     "Any scope; the domains some scope of the key reaches.",
-			ok:      200, okSchema: "TeamDomainList", errors: []int{401, 500, 503}, handle: s.teamDomains},
+			ok:      200, okSchema: "TeamDomainList", errors: []int{401, 403, 500, 503}, handle: s.teamDomains},
 		{method: "GET", path: "/api/v1/domains/{id}", profile: 2, auth: authKey,
 			summary: "A team domain's state",
 			doc: "Any scope reaching the domain. The provisioning-status resource that DOMAIN_PROVISIONING's Location " +
@@ -229,6 +229,25 @@ func (s *Server) routeTable() []route {
 				"within 24 hours, and is stored only as a hash (shown only in this answer). The browser's session lasts 12 hours " +
 				"or until it signs out. Give it to the member over a channel you trust.",
 			ok: 201, okSchema: "SigninLink", errors: adminErrors, handle: s.createSigninLink},
+		{method: "GET", path: "/api/admin/accounts/{id}/sessions", auth: authAdmin,
+			summary: "List who can open the account's dashboard",
+			doc: "The team's signed-in browsers (`sessions`) and its sign-in links not used yet (`signin_links`), oldest first. " +
+				"An `id` is a hash of the browser's or the link's secret: it names the session or link, and cannot sign anyone in. " +
+				"A suspended team, or one whose plan ended, has none.",
+			ok: 200, okSchema: "TeamAccess", errors: adminErrors, handle: s.teamAccess},
+		{method: "DELETE", path: "/api/admin/accounts/{id}/sessions", auth: authAdmin,
+			summary: "Sign out every browser of the account and withdraw its unused sign-in links",
+			doc: "On every node at once: the next page a signed-in member opens sends them to sign in. " +
+				"Suspending the account, or its plan ending, does the same by itself.",
+			ok: 200, okSchema: "TeamAccessEnded", errors: adminErrors, handle: s.endTeamAccess},
+		{method: "DELETE", path: "/api/admin/accounts/{id}/sessions/{session_id}", auth: authAdmin,
+			summary: "Sign out one browser of the account",
+			doc:     "`session_id` as GET .../sessions lists it. A session that is not this account's: 404.",
+			ok:      200, okSchema: "Ended", errors: adminErrors, handle: s.endTeamSession},
+		{method: "DELETE", path: "/api/admin/accounts/{id}/signin-links/{link_id}", auth: authAdmin,
+			summary: "Withdraw an unused sign-in link of the account",
+			doc:     "`link_id` as the link's create answer or GET .../sessions gives it. A used link, or one that is not this account's: 404.",
+			ok:      200, okSchema: "Ended", errors: adminErrors, handle: s.endSigninLink},
 		{method: "DELETE", path: "/api/admin/keys/{key_id}", auth: authAdmin, summary: "Revoke a key",
 			doc: "The key stops authenticating at once, on every node.",
 			ok:  200, okSchema: "Revoked", errors: adminErrors, handle: s.revokeKey},

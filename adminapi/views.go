@@ -80,16 +80,24 @@ type teamDomainsView struct {
 }
 
 type accountView struct {
-	ID        string `json:"id"`
-	Name      string `json:"name"`
-	Plan      string `json:"plan"`
-	Cap       int    `json:"cap"`
-	Billing   bool   `json:"billing"`
-	CreatedAt string `json:"created_at"`
+	ID         string  `json:"id"`
+	Name       string  `json:"name"`
+	Plan       string  `json:"plan"`
+	Cap        int     `json:"cap"`
+	Billing    bool    `json:"billing"`
+	Status     string  `json:"status"`
+	PlanEndsAt *string `json:"plan_ends_at"`
+	CreatedAt  string  `json:"created_at"`
 }
 
 func (s *Server) accountView(a *storage.Account) accountView {
-	return accountView{ID: a.ID, Name: a.Name, Plan: a.Plan, Cap: s.hostnames.Cap(a), Billing: a.Billing, CreatedAt: ts(a.CreatedAt)}
+	v := accountView{ID: a.ID, Name: a.Name, Plan: a.Plan, Cap: s.hostnames.Cap(a), Billing: a.Billing,
+		Status: a.Access(time.Now().UnixMilli()), CreatedAt: ts(a.CreatedAt)}
+	if a.PlanEndsAt != 0 {
+		e := ts(a.PlanEndsAt)
+		v.PlanEndsAt = &e
+	}
+	return v
 }
 
 type keyView struct {

@@ -46,7 +46,10 @@ const (
 	watchTick      = 100 * time.Millisecond
 	certTick       = time.Second
 	auditPurgeTick = time.Hour
-	compactTick    = 10 * time.Minute
+	// closedTeamsTick is how soon after a plan's end its team's sessions
+	// and links are deleted (they stop working at that moment regardless).
+	closedTeamsTick = time.Minute
+	compactTick     = 10 * time.Minute
 )
 
 // App is one running configuration: what Start acquired, until Stop.
@@ -136,6 +139,7 @@ func Start(cfg Config, newIndex NewIndex) (*App, error) {
 	var wg sync.WaitGroup
 	wg.Go(func() { audits.Keep(wctx, cfg.AuditRetention, auditPurgeTick) })
 	wg.Go(func() { compactChanges(wctx, n.store, cfg.Changes, compactTick) })
+	wg.Go(func() { accts.EndClosedTeams(wctx, closedTeamsTick, log.Infof, log.Warningf) })
 	if prof.Teams() {
 		watcher := hostnames.NewWatcher(hs, resolver)
 		wg.Go(func() { watcher.Watch(wctx, &nsprobe.Prober{Servers: cfg.probed(), Result: observeProbe}, watchTick) })

@@ -100,6 +100,10 @@ func New(cfg Config, a *accounts.Service, h hostnames.Rules, d *domains.Service,
 	m.HandleFunc("GET "+Prefix+"operator/accounts/{id}", dh.session(operatorOnly, dh.opAccountPage))
 	m.HandleFunc("POST "+Prefix+"operator/accounts/{id}", dh.session(operatorOnly, dh.opChangeAccount))
 	m.HandleFunc("POST "+Prefix+"operator/accounts/{id}/keys/{key}/revoke", dh.session(operatorOnly, dh.opRevokeKey))
+	m.HandleFunc("POST "+Prefix+"operator/accounts/{id}/access", dh.session(operatorOnly, dh.opChangeAccess))
+	m.HandleFunc("POST "+Prefix+"operator/accounts/{id}/sessions/end", dh.session(operatorOnly, dh.opEndAll))
+	m.HandleFunc("POST "+Prefix+"operator/accounts/{id}/sessions/{session}/end", dh.session(operatorOnly, dh.opEndSession))
+	m.HandleFunc("POST "+Prefix+"operator/accounts/{id}/signin-links/{link}/end", dh.session(operatorOnly, dh.opEndLink))
 	m.HandleFunc("GET "+Prefix+"operator/audit", dh.session(operatorOnly, dh.opAuditPage))
 	if cfg.Profile.Teams() { // the abuse actions are [P2], as their API routes are
 		m.HandleFunc("GET "+Prefix+"operator/hostnames", dh.session(operatorOnly, dh.opHostnamesPage))

@@ -13,7 +13,8 @@ import (
 
 type accountRow struct {
 	storage.Account
-	Cap int // the override or the plan's
+	Cap   int    // the override or the plan's
+	State string // storage.Account.Access now
 }
 
 type domainRow struct {
@@ -56,8 +57,9 @@ func (h *Handler) renderOperator(w http.ResponseWriter, r *http.Request, v *visi
 		return
 	}
 	names := map[string]string{}
+	now := time.Now().UnixMilli()
 	for _, a := range as {
-		ov.Accounts = append(ov.Accounts, accountRow{Account: a, Cap: h.hostnames.Cap(&a)})
+		ov.Accounts = append(ov.Accounts, accountRow{Account: a, Cap: h.hostnames.Cap(&a), State: a.Access(now)})
 		names[a.ID] = a.Name
 	}
 	for _, d := range ds {

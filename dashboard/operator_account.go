@@ -85,14 +85,19 @@ type opKeyRow struct {
 }
 
 type opAccountView struct {
-	CSRF    string
-	Account *storage.Account
-	Cap     int // the override or the plan's
-	Form    *form
-	Plans   []string // [P1]
-	Keys    []opKeyRow
-	Notice  string
-	Error   string
+	CSRF       string
+	Account    *storage.Account
+	Cap        int // the override or the plan's
+	Form       *form
+	AccessForm *form
+	State      string // storage.Account.Access now
+	Access     *accounts.Access
+	// AccessTables are Access as the page lists it.
+	AccessTables []accessTable
+	Plans        []string // [P1]
+	Keys         []opKeyRow
+	Notice       string
+	Error        string
 }
 
 // CapHint says what an empty cap field does: keep the cap as it is.
@@ -137,6 +142,14 @@ func (h *Handler) renderOpAccount(w http.ResponseWriter, r *http.Request, v *vis
 	if av.Form == nil {
 		av.Form = changeForm(a.Plan, a.Cap, a.Billing)
 	}
+	if av.AccessForm == nil {
+		av.AccessForm = accessForm(a)
+	}
+	if av.Access, err = h.accounts.TeamAccess(r.Context(), a.ID); err != nil {
+		h.failed(w, r, err)
+		return
+	}
+	av.State, av.AccessTables = a.Access(now), accessTables(av.Access)
 	av.Account, av.Cap, av.Plans, av.CSRF = a, h.hostnames.Cap(a), h.plans(), v.csrf
 	h.renderOp(w, status, "operator_account", a.Name, v, av)
 }

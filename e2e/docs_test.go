@@ -34,7 +34,9 @@ func TestDocuments(t *testing.T) {
 		"GET /api/health", "POST /api/admin/accounts", "GET /api/admin/accounts/{id}", "PATCH /api/admin/accounts/{id}",
 		"POST /api/admin/accounts/{id}/keys", "GET /api/admin/accounts/{id}/keys", "DELETE /api/admin/keys/{key_id}",
 		"POST /api/admin/domains", "GET /api/admin/domains", "PATCH /api/admin/domains/{id}",
-		"POST /api/admin/accounts/{id}/signin-links",
+		"POST /api/admin/accounts/{id}/signin-links", "GET /api/admin/accounts/{id}/sessions",
+		"DELETE /api/admin/accounts/{id}/sessions", "DELETE /api/admin/accounts/{id}/sessions/{session_id}",
+		"DELETE /api/admin/accounts/{id}/signin-links/{link_id}",
 		"GET /nic/update", "GET /api/nic/update", "GET /api/v1/myip",
 	}
 	llms := string(s.must(200, "GET", "/llms-full.txt", "", nil).raw)
@@ -52,7 +54,7 @@ func TestDocuments(t *testing.T) {
 			t.Errorf("llms-full.txt lacks %s", e)
 		}
 		// The endpoint really exists: it does not answer 404 "no such endpoint".
-		if rr := s.do(method, strings.NewReplacer("{id}", "x", "{key_id}", "x").Replace(path), "", nil); strings.Contains(rr.str("error"), "no such endpoint") {
+		if rr := s.do(method, strings.NewReplacer("{id}", "x", "{key_id}", "x", "{session_id}", "x", "{link_id}", "x").Replace(path), "", nil); strings.Contains(rr.str("error"), "no such endpoint") {
 			t.Errorf("%s is documented but not served", e)
 		}
 	}
@@ -89,7 +91,7 @@ func TestDocumentsBothProfiles(t *testing.T) {
 				if op.Profile == 0 {
 					continue
 				}
-				r := s.do(strings.ToUpper(method), strings.NewReplacer("{id}", "x", "{key_id}", "x").Replace(path), "", nil)
+				r := s.do(strings.ToUpper(method), strings.NewReplacer("{id}", "x", "{key_id}", "x", "{session_id}", "x", "{link_id}", "x").Replace(path), "", nil)
 				served := !strings.Contains(r.str("error"), "no such endpoint")
 				if served != (op.Profile == profile) {
 					t.Errorf("profile %d: %s %s (profile %d only) served=%v", profile, method, path, op.Profile, served)

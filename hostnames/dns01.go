@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hostmint/hostmint/access"
+	"github.com/hostmint/hostmint/accounts"
 	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/apikey"
 	"github.com/hostmint/hostmint/ratelimit"
@@ -90,6 +91,13 @@ func (s *Certificates) PublishChallenge(ctx context.Context, u ChallengeUpdate) 
 			return err
 		}
 		storage.AuditAccount(ctx, h.AccountID)
+		a, err := tx.Account(ctx, h.AccountID)
+		if err != nil {
+			return err
+		}
+		if err := accounts.CheckOpen(a, s.now()); err != nil {
+			return err
+		}
 		if u.Subdomain == "" {
 			return apierror.BadRequest("subdomain is required: the credential's subdomain (%s)", u.User)
 		}

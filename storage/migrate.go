@@ -231,6 +231,14 @@ CREATE TABLE changes_compacted (
 	id INTEGER PRIMARY KEY,
 	through BIGINT NOT NULL
 )`, nil},
+	// A team's access can be closed: suspended by the operator, or ended
+	// when its plan ends. Its sessions and sign-in links are found by the
+	// account to end them.
+	{12, "team access: suspension and plan end", `
+ALTER TABLE accounts ADD COLUMN suspended_at BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE accounts ADD COLUMN plan_ends_at BIGINT NOT NULL DEFAULT 0;
+CREATE INDEX dashboard_sessions_account ON dashboard_sessions (account_id);
+CREATE INDEX signin_links_account ON signin_links (account_id)`, nil},
 }
 
 // recountActive sets every account's active_hostnames from its rows: once

@@ -24,7 +24,30 @@ type Account struct {
 	// ActiveHostnames counts the account's live and pending hostnames,
 	// expired [P1] ones included. Triggers on hostnames keep it (migration
 	// 10); no code writes it.
-	ActiveHostnames int `bun:"active_hostnames"`
+	ActiveHostnames int   `bun:"active_hostnames"`
+	SuspendedAt     int64 `bun:"suspended_at"` // 0: not suspended
+	PlanEndsAt      int64 `bun:"plan_ends_at"` // 0: the plan does not end
+}
+
+// An account's access: a suspended team, or one whose plan has ended, is
+// closed. Its keys, dashboard sessions, sign-in links and DNS-01
+// credentials stop working; its hostnames stay as they are.
+const (
+	AccountActive    = "active"
+	AccountSuspended = "suspended"
+	AccountEnded     = "ended"
+)
+
+// Access is a's access state at now (Unix ms). accountOpen is the same
+// rule in SQL.
+func (a *Account) Access(now int64) string {
+	switch {
+	case a.SuspendedAt != 0:
+		return AccountSuspended
+	case a.PlanEndsAt != 0 && now >= a.PlanEndsAt:
+		return AccountEnded
+	}
+	return AccountActive
 }
 
 // APIKey is a bearer key; the secret itself is never stored.

@@ -2,7 +2,8 @@
 // team and its domain, enables DNSSEC and reads the DS to give the parent,
 // marks it published, sets a CAA policy (a bad line refused next to the
 // field), suspends, restores and (after a confirmation) terminates a team's
-// hostnames, and revokes a team's key; each step is checked through the API
+// hostnames, revokes a team's key, signs a member's browser out, and
+// suspends and restores the team; each step is checked through the API
 // too. Run by e2e/browser_test.go against a server with a
 // cert_encryption_key_file; exits non-zero on the first failed step.
 // Screenshots go to $SCREENSHOTS.
@@ -115,6 +116,37 @@ async function operator(browser) {
   await op.getByRole("button", { name: `Revoke key ci (${keyID})` }).click();
   check(await visible(op.getByText(`Key ${keyID} is revoked`)), "the key is revoked");
   check((await api("GET", "/api/v1/hostnames", key)).status === 401, "the revoked key is refused");
+
+  // ---- who can open the team's dashboard: a member's browser, signed out by the operator
+  const issued = await api("POST", `/api/admin/accounts/${team}/signin-links`, admin);
+  check(issued.status === 201, `a sign-in link is issued (${issued.status})`);
+  const member = await (await browser.newContext()).newPage();
+  await member.goto(issued.body.url);
+  await member.getByRole("button", { name: "Sign in" }).click();
+  await member.waitForURL("**/dashboard/team");
+  await op.reload();
+  const sessions = (await api("GET", `/api/admin/accounts/${team}/sessions`, admin)).body.sessions;
+  check(sessions.length === 1, "the API lists the member's session");
+  const short = sessions[0].id.slice(0, 12);
+  check(await visible(op.getByRole("rowheader", { name: short })), "the member's browser is listed");
+  await op.getByRole("button", { name: `Sign out browser ${short}` }).click();
+  check(await visible(op.getByText("That browser is signed out.")), "the operator signs the browser out");
+  await member.reload();
+  check(member.url().endsWith("/dashboard/signin"), `the member's next page asks to sign in (${member.url()})`);
+
+  // ---- the team suspended, its key refused, and restored
+  const key2 = (await api("POST", `/api/admin/accounts/${team}/keys`, admin, { name: "ops" })).body.key;
+  await op.getByLabel("Status").selectOption("suspended");
+  await op.getByRole("button", { name: "Save team access" }).click();
+  check(await visible(op.locator("#access .status-suspended")), "the team reads suspended");
+  await shot(op, "operator-account-suspended");
+  let r2 = await api("GET", "/api/v1/hostnames", key2);
+  check(r2.status === 403 && r2.body.code === "FORBIDDEN", `the suspended team's key is refused (${r2.status})`);
+  check((await api("GET", `/api/admin/accounts/${team}`, admin)).body.status === "suspended", "the API reports the team suspended");
+  await op.getByLabel("Status").selectOption("active");
+  await op.getByRole("button", { name: "Save team access" }).click();
+  check(await visible(op.locator("#access", { hasText: "open" })), "the team reads open again");
+  check((await api("GET", "/api/v1/hostnames", key2)).status === 200, "the restored team's key works");
 
   // ---- on a phone
   await op.setViewportSize({ width: 390, height: 844 });
