@@ -12,7 +12,7 @@ import (
 // A team's access is closed when the operator suspends it or its plan ends
 // (storage.Account.Access). Closing ends what lets people in: its dashboard
 // sessions and unused sign-in links are deleted, in the same transaction as
-// a suspension and by the sweep (EndClosedTeams) once a plan's end passes;
+// a suspension and by a sweep (EndClosedTeams) once a plan's end passes;
 // its keys and DNS-01 credentials answer 403 from that moment on every
 // node, as do sessions and links a sweep has not reached yet. What the
 // team published stays served: to take a hostname down, suspend it.
@@ -117,14 +117,18 @@ func (s *Service) endOne(ctx context.Context, accountID, what string, end func(c
 }
 
 // EndClosedTeams ends the sessions and sign-in links of the teams whose
-// plan has ended, at start and every interval until ctx ends. Every node
-// runs it; a run that finds another's work done ends nothing.
+// plan ends, at start and every interval until ctx ends. Each pass takes
+// the plans that ended since the last one (at start: within the longest a
+// session or link lives, as anything older has expired by itself), so its
+// cost follows the plans ending, not the accounts. Every node runs it; a
+// pass that finds another's work done ends nothing.
 func (s *Service) EndClosedTeams(ctx context.Context, interval time.Duration, infof, warnf func(format string, args ...any)) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	since := s.now().Add(-max(SigninLinkTTL, SessionTTL)).UnixMilli()
 	for {
-		if err := s.endClosedTeams(ctx, infof); err != nil && ctx.Err() == nil {
-			warnf("ending closed teams' dashboard sessions failed; trying again in %s: %v", interval, err)
+		if err := s.sweepPlanEnds(ctx, &since, infof); err != nil && ctx.Err() == nil {
+			warnf("ending the dashboard access of teams whose plan ended failed; trying again in %s: %v", interval, err)
 		}
 		select {
 		case <-ctx.Done():
@@ -134,8 +138,11 @@ func (s *Service) EndClosedTeams(ctx context.Context, interval time.Duration, in
 	}
 }
 
-func (s *Service) endClosedTeams(ctx context.Context, logf func(format string, args ...any)) error {
-	ids, err := s.store.Reader().ClosedTeamsWithAccess(ctx, s.now().UnixMilli())
+// sweepPlanEnds ends the access of the teams whose plan ended after
+// *since, and moves *since to now once every one is done.
+func (s *Service) sweepPlanEnds(ctx context.Context, since *int64, infof func(format string, args ...any)) error {
+	now := s.now().UnixMilli()
+	ids, err := s.store.Reader().PlansEnded(ctx, *since, now)
 	if err != nil {
 		return err
 	}
@@ -144,7 +151,10 @@ func (s *Service) endClosedTeams(ctx context.Context, logf func(format string, a
 		if err != nil {
 			return err
 		}
-		logf("team %s is closed: ended %d dashboard sessions and %d unused sign-in links", id, e.Sessions, e.SigninLinks)
+		if e.Sessions+e.SigninLinks > 0 {
+			infof("the plan of team %s ended: ended %d dashboard sessions and %d unused sign-in links", id, e.Sessions, e.SigninLinks)
+		}
 	}
+	*since = now
 	return nil
 }

@@ -101,15 +101,16 @@ func TestClosedTeam(t *testing.T) {
 				t.Fatal(err)
 			}
 			secret, link = open("before the plan ends")
-			if err := svc.SweepClosedTeams(ctx); err != nil || held() != 2 {
-				t.Fatalf("a sweep before the plan's end left %d rows (%v), want 2", held(), err)
+			since := clock.Load() - 1
+			if err := svc.SweepPlanEnds(ctx, &since); err != nil || held() != 2 || since != clock.Load() {
+				t.Fatalf("a sweep before the plan's end left %d rows (%v) and moved to %d, want 2 and %d", held(), err, since, clock.Load())
 			}
 			clock.Add(time.Hour.Milliseconds())
 			closed("plan ended", "ended", secret, link)
 			if held() != 2 {
 				t.Fatalf("before the sweep: %d rows, want 2", held())
 			}
-			if err := svc.SweepClosedTeams(ctx); err != nil || held() != 0 {
+			if err := svc.SweepPlanEnds(ctx, &since); err != nil || held() != 0 {
 				t.Errorf("after the sweep: %d rows (%v), want 0", held(), err)
 			}
 			never := time.Time{}

@@ -15,7 +15,7 @@ func SetClock(s *Service, a *Authenticator, now func() time.Time) {
 	}
 }
 
-// SweepClosedTeams runs one pass of EndClosedTeams.
-func (s *Service) SweepClosedTeams(ctx context.Context) error {
-	return s.endClosedTeams(ctx, func(string, ...any) {})
+// SweepPlanEnds runs one pass of EndClosedTeams from *since.
+func (s *Service) SweepPlanEnds(ctx context.Context, since *int64) error {
+	return s.sweepPlanEnds(ctx, since, func(string, ...any) {})
 }

@@ -233,10 +233,13 @@ CREATE TABLE changes_compacted (
 )`, nil},
 	// A team's access can be closed: suspended by the operator, or ended
 	// when its plan ends. Its sessions and sign-in links are found by the
-	// account to end them.
+	// account to end them; plans that just ended, by when they ended (a
+	// whole index: SQLite uses a partial one only for a query that repeats
+	// its condition, and then ranges from that condition's bound).
 	{12, "team access: suspension and plan end", `
 ALTER TABLE accounts ADD COLUMN suspended_at BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE accounts ADD COLUMN plan_ends_at BIGINT NOT NULL DEFAULT 0;
+CREATE INDEX accounts_plan_ends ON accounts (plan_ends_at);
 CREATE INDEX dashboard_sessions_account ON dashboard_sessions (account_id);
 CREATE INDEX signin_links_account ON signin_links (account_id)`, nil},
 }

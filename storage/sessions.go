@@ -37,16 +37,14 @@ func (q Queries) InsertSession(ctx context.Context, s *Session) error {
 	return mapErr(err)
 }
 
-// accountOpen is Account.Access's "active" in SQL over the accounts
-// table's columns, prefixed with alias ("a." or ""); its one argument is now.
-func accountOpen(alias string) string {
-	return alias + "suspended_at = 0 AND (" + alias + "plan_ends_at = 0 OR " + alias + "plan_ends_at > ?)"
-}
+// accountOpen is Account.Access's "active" in SQL, over accounts AS a;
+// its one argument is now.
+const accountOpen = "a.suspended_at = 0 AND (a.plan_ends_at = 0 OR a.plan_ends_at > ?)"
 
-// openAccounts is a subquery of the ids of accounts open at now.
-func (q Queries) openAccounts(now int64) *bun.SelectQuery {
-	return q.db.NewSelect().Model((*Account)(nil)).Column("id").Where(accountOpen(""), now)
-}
+// teamOpen is the condition that the row's account_id names an account
+// open at now (its one argument). Correlated, so that each row looks its
+// account up by key, whatever the number of accounts.
+const teamOpen = "EXISTS (SELECT 1 FROM accounts AS a WHERE a.id = ?TableAlias.account_id AND " + accountOpen + ")"
 
 // Session reads a session that has not expired at now and whose team (if
 // it is not the operator's) is open; ErrNotFound otherwise. The team is
@@ -55,9 +53,7 @@ func (q Queries) openAccounts(now int64) *bun.SelectQuery {
 func (q Queries) Session(ctx context.Context, id string, now int64) (*Session, error) {
 	s := new(Session)
 	err := q.db.NewSelect().Model(s).Where("id = ? AND expires_at > ?", id, now).
-		WhereGroup(" AND ", func(sq *bun.SelectQuery) *bun.SelectQuery {
-			return sq.Where("account_id = ''").WhereOr("account_id IN (?)", q.openAccounts(now))
-		}).Scan(ctx)
+		Where("(?TableAlias.account_id = '' OR "+teamOpen+")", now).Scan(ctx)
 	return s, mapErr(err)
 }
 
@@ -80,7 +76,7 @@ func (q Queries) InsertSigninLink(ctx context.Context, l *SigninLink) error {
 func (q Queries) UseSigninLink(ctx context.Context, id string, now int64) (string, error) {
 	res, err := q.db.NewUpdate().Model((*SigninLink)(nil)).Set("used_at = ?", now).
 		Where("id = ? AND used_at = 0 AND expires_at > ?", id, now).
-		Where("account_id IN (?)", q.openAccounts(now)).Exec(ctx)
+		Where(teamOpen, now).Exec(ctx)
 	if err != nil {
 		return "", mapErr(err)
 	}
@@ -152,17 +148,14 @@ func (q Queries) EndTeamAccess(ctx context.Context, accountID string) (sessions,
 	return sessions, int(unused), mapErr(err)
 }
 
-// ClosedTeamsWithAccess lists the accounts closed at now that still hold
-// sessions or sign-in links: those whose plan ended since the last sweep
-// (a suspension ends them in its own transaction). It is driven from the
-// two small tables, each row looking up its account by key, so its cost
-// follows the sessions and links held, not the number of accounts.
-func (q Queries) ClosedTeamsWithAccess(ctx context.Context, now int64) ([]string, error) {
-	closed := "NOT (" + accountOpen("a.") + ")"
-	var ids []string
-	err := q.db.NewRaw(`SELECT s.account_id FROM dashboard_sessions AS s JOIN accounts AS a ON a.id = s.account_id WHERE `+closed+`
-UNION SELECT l.account_id FROM signin_links AS l JOIN accounts AS a ON a.id = l.account_id WHERE `+closed+`
-ORDER BY 1`, now, now).Scan(ctx, &ids)
+// PlansEnded lists the accounts whose plan ended after after (at least 0)
+// and by through (Unix ms), by the index on plan_ends_at: a sweep's cost
+// follows the plans that ended since the last one, not the accounts.
+func (q Queries) PlansEnded(ctx context.Context, after, through int64) ([]string, error) {
+	ids := []string{}
+	err := q.db.NewSelect().Model((*Account)(nil)).Column("id").
+		Where("plan_ends_at > ? AND plan_ends_at <= ?", max(after, 0), through).
+		OrderExpr("plan_ends_at, id").Scan(ctx, &ids)
 	return ids, mapErr(err)
 }
 

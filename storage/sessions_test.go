@@ -45,7 +45,6 @@ func TestTeamAccess(t *testing.T) {
 			return tx.InsertSession(ctx, &storage.Session{ID: "s-operator", ExpiresAt: now + 100, CreatedAt: 1})
 		})
 
-		var closed []string
 		for _, tc := range tests {
 			a, err := q.Account(ctx, tc.id)
 			if err != nil {
@@ -55,9 +54,6 @@ func TestTeamAccess(t *testing.T) {
 				t.Errorf("%s: Access = %s, want %s", tc.id, got, tc.want)
 			}
 			open := tc.want == storage.AccountActive
-			if !open {
-				closed = append(closed, tc.id)
-			}
 			if _, err := q.Session(ctx, "s-"+tc.id+"-a", now); (err == nil) != open {
 				t.Errorf("%s: Session = %v; want found %v", tc.id, err, open)
 			}
@@ -77,9 +73,19 @@ func TestTeamAccess(t *testing.T) {
 			t.Errorf("operator session: %v", err)
 		}
 
-		got, err := q.ClosedTeamsWithAccess(ctx, now)
-		if err != nil || !reflect.DeepEqual(got, closed) {
-			t.Errorf("ClosedTeamsWithAccess = %v, %v; want %v", got, err, closed)
+		// Plans that ended in (now-2, now], and in (now-1, now+1]: the
+		// window's ends count once each.
+		for _, w := range []struct {
+			after, through int64
+			want           []string
+		}{
+			{now - 2, now, []string{"ended", "ends-now"}},
+			{now - 1, now + 1, []string{"ends-now", "ends-later", "suspended-ends-later"}},
+			{now + 1, now + 5, []string{}},
+		} {
+			if got, err := q.PlansEnded(ctx, w.after, w.through); err != nil || !reflect.DeepEqual(got, w.want) {
+				t.Errorf("PlansEnded(%d, %d) = %v, %v; want %v", w.after-now, w.through-now, got, err, w.want)
+			}
 		}
 
 		// The open team: one session and one unused link are left after the
@@ -119,9 +125,8 @@ func TestTeamAccess(t *testing.T) {
 		if _, err := q.Session(ctx, "s-operator", now); err != nil {
 			t.Errorf("operator session after ending teams' sessions: %v", err)
 		}
-		got, _ = q.ClosedTeamsWithAccess(ctx, now)
-		if want := closed[1:]; !reflect.DeepEqual(got, want) {
-			t.Errorf("ClosedTeamsWithAccess after ending one = %v, want %v", got, want)
+		if ss, ls, _ := q.TeamAccess(ctx, "ended", 0); len(ss)+len(ls) != 0 {
+			t.Errorf("after EndTeamAccess(ended): %d sessions, %d links", len(ss), len(ls))
 		}
 	})
 }
