@@ -46,10 +46,7 @@ type param struct {
 	kind      string // "": an integer with default def; else "string" or "date-time"
 }
 
-var (
-	keyErrors   = []int{400, 401, 404, 405, 429, 500, 503}
-	adminErrors = []int{400, 401, 404, 409, 500, 503}
-)
+var adminErrors = []int{400, 401, 404, 409, 500, 503}
 
 func (s *Server) routeTable() []route {
 	return []route{
