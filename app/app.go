@@ -49,7 +49,10 @@ const (
 	// closedTeamsTick is how soon after a plan's end its team's sessions
 	// and links are deleted (they stop working at that moment regardless).
 	closedTeamsTick = time.Minute
-	compactTick     = 10 * time.Minute
+	// expiryTick is how often passed idle expiries are recorded for
+	// secondaries ([P1]).
+	expiryTick  = time.Second
+	compactTick = 10 * time.Minute
 )
 
 // App is one running configuration: what Start acquired, until Stop.
@@ -140,6 +143,9 @@ func Start(cfg Config, newIndex NewIndex) (*App, error) {
 	wg.Go(func() { audits.Keep(wctx, cfg.AuditRetention, auditPurgeTick) })
 	wg.Go(func() { compactChanges(wctx, n.store, cfg.Changes, compactTick) })
 	wg.Go(func() { accts.EndClosedTeams(wctx, closedTeamsTick, log.Infof, log.Warningf) })
+	if prof.IdleExpiry() {
+		wg.Go(func() { recordExpiries(wctx, n.store, expiryTick) })
+	}
 	if prof.Teams() {
 		watcher := hostnames.NewWatcher(hs, resolver)
 		wg.Go(func() { watcher.Watch(wctx, &nsprobe.Prober{Servers: cfg.probed(), Result: observeProbe}, watchTick) })

@@ -20,6 +20,7 @@ var copyOrder = []string{
 	"retired_labels",
 	"changes",
 	"changes_compacted",
+	"expiry_marks",
 	"rate_events",
 	"records",
 	"acme_credentials",

@@ -58,6 +58,7 @@ func fill(t *testing.T, s *storage.Store) {
 		{"INSERT INTO challenges (id, hostname_id, value, created_at) VALUES (5, 'h1', 'v', 13)", nil},
 		{"INSERT INTO acme_accounts (ca, email, key_sealed, registration, created_at) VALUES ('https://ca', 'a@example.org', 'sealed', '{}', 14)", nil},
 		{"INSERT INTO certificates (hostname_id, status, key_sealed, updated_at) VALUES ('h1', 'issued', 'sealed', 15)", nil},
+		{"INSERT INTO expiry_marks (id, at, hostname_id) VALUES (1, 15, 'h1')", nil},
 		{"INSERT INTO dashboard_sessions (id, account_id, expires_at, created_at) VALUES ('s1', 'a1', 16, 16)", nil},
 		{"INSERT INTO signin_links (id, account_id, expires_at, created_at) VALUES ('l1', 'a1', 17, 17)", nil},
 		{"INSERT INTO audit_log (id, at, actor, account_id, action, object, result, status, address) VALUES (9, 18, 'key:k1', 'a1', 'POST /api/v1/hostnames', 'hostname:h1', 'ok', 201, '127.0.0.1')", nil},

@@ -242,6 +242,17 @@ ALTER TABLE accounts ADD COLUMN plan_ends_at BIGINT NOT NULL DEFAULT 0;
 CREATE INDEX accounts_plan_ends ON accounts (plan_ends_at);
 CREATE INDEX dashboard_sessions_account ON dashboard_sessions (account_id);
 CREATE INDEX signin_links_account ON signin_links (account_id)`, nil},
+	// Idle expiries are recorded as changes once they pass (expiry.go), in
+	// the order they pass: found through an index of live names by expiry,
+	// from a mark of how far they have been recorded. No mark is the
+	// beginning, so the names that expired before are recorded too.
+	{13, "idle expiries recorded for secondaries", `
+CREATE INDEX hostnames_expiring ON hostnames (expires_at, id) WHERE status = 'live';
+CREATE TABLE expiry_marks (
+	id INTEGER PRIMARY KEY,
+	at BIGINT NOT NULL,
+	hostname_id TEXT NOT NULL
+)`, nil},
 }
 
 // recountActive sets every account's active_hostnames from its rows: once

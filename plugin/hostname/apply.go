@@ -6,6 +6,7 @@ import (
 	"maps"
 	"runtime/debug"
 	"slices"
+	"time"
 
 	clog "github.com/coredns/coredns/plugin/pkg/log"
 	"github.com/hostmint/hostmint/domains"
@@ -46,11 +47,13 @@ func (ix *Index) Load(ctx context.Context, q storage.Queries) error {
 	t := newNameTable(count)
 	extra := map[string][]string{}
 	var n int64
+	loaded := time.Now().UnixMilli()
 	err = q.ScanServable(ctx, func(h *storage.Hostname) error {
 		own, below := buildNodes(h, recs[h.ID], chals[h.ID])
 		if own == nil {
 			return nil
 		}
+		settle(own, below, loaded)
 		t.put(dns.Fqdn(h.Name), own)
 		for name, nd := range below {
 			t.put(name, nd)
@@ -133,8 +136,10 @@ func (ix *Index) Apply(ctx context.Context, q storage.Queries, cs []storage.Chan
 	// The journal's lock is held from the first replace to the new serial,
 	// so an IXFR reads names and serial that agree.
 	ix.jr.mu.Lock()
+	built := time.Now().UnixMilli()
 	for i := range hs {
 		own, below := buildNodes(&hs[i], recs[hs[i].ID], chals[hs[i].ID])
+		settle(own, below, built)
 		zone := dns.Fqdn(hs[i].Zone())
 		for name, old := range ix.replace(t, &hs[i], own, below) {
 			ix.jr.add(serial, zone, name, old)
@@ -252,6 +257,20 @@ func buildNodes(h *storage.Hostname, recs []storage.Record, chals []storage.Chal
 	}
 	delete(nodes, name)
 	return own, nodes
+}
+
+// settle marks the nodes whose expiry has passed at now as gone. An idle
+// [P1] name's expiry is recorded as a change once it has passed
+// (storage.RecordExpiries), so the version built then is the one
+// secondaries were told to delete.
+func settle(own *node, below map[string]*node, now int64) {
+	if own == nil {
+		return
+	}
+	own.gone = own.expires != 0 && own.expires <= now
+	for _, n := range below {
+		n.gone = n.expires != 0 && n.expires <= now
+	}
 }
 
 // challengeNode serves the newest challenge values as TXT until

@@ -52,6 +52,10 @@ type node struct {
 	expires int64               // Unix ms; 0: never
 	rrsets  map[uint16][]dns.RR // owner lowercase FQDN, TTL records.TTL
 	host    bool                // the hostname's own name
+	// gone: its expiry had passed when this version was built, so no
+	// secondary holds it (the change that built it was an IXFR that
+	// deleted it, or the transfer that followed a load left it out).
+	gone bool
 }
 
 // zone is one domain we are authoritative for.

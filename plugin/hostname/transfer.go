@@ -79,10 +79,11 @@ func (h *Handler) Transfer(zone string, serial uint32) (<-chan []dns.RR, error) 
 // current SOA, what they hold now; the current SOA. ok is false when the
 // journal does not reach back to serial.
 //
-// What a name held is deleted whole, expired or not: a secondary that
-// lacks a record it is told to delete fails the IXFR and asks for the
-// whole zone, which is right, while one told too little would keep a stale
-// address beside the new one.
+// What a name held is deleted whole, expired or not, unless it was gone
+// (its expiry had passed when it was built, so the change that built it
+// deleted it): a secondary that lacks a record it is told to delete fails
+// the IXFR and asks for the whole zone, which is right but costly, while
+// one told too little would keep a stale address beside the new one.
 func (h *Handler) ixfr(z *zone, serial uint32) ([]dns.RR, bool) {
 	ix := h.index
 	ix.jr.mu.Lock()
@@ -106,7 +107,7 @@ func (h *Handler) ixfr(z *zone, serial uint32) ([]dns.RR, bool) {
 	soaThen.Serial = serial
 	rrs := []dns.RR{soaNow, soaThen}
 	for _, n := range names {
-		if o := old[n]; o != nil {
+		if o := old[n]; o != nil && !o.gone {
 			rrs = append(rrs, h.nodeRRsAll(z, n, o)...)
 		}
 	}
