@@ -70,10 +70,12 @@ func (ix *Index) Load(ctx context.Context, q storage.Queries) error {
 		return err
 	}
 	ix.zones.Store(&zs)
-	ix.nodes.Store(t)
 	ix.extra = extra
 	ix.size.Store(n)
+	// The names and the serial change together, as a zone transfer's
+	// snapshot reads them.
 	ix.jr.mu.Lock()
+	ix.nodes.Store(t)
 	ix.serial.Store(uint32(last))
 	ix.jr.reset(uint32(last))
 	ix.jr.mu.Unlock()

@@ -29,6 +29,9 @@ type Index struct {
 
 	// jr holds what changed names held before, for IXFR.
 	jr journal
+	// copying, when set (by tests), runs after a zone transfer has read
+	// the serial and before it copies the names: the feed's window.
+	copying func()
 
 	// watchers hear which zones a batch of changes touched (zone
 	// transfers NOTIFY their secondaries).

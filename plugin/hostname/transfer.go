@@ -69,7 +69,7 @@ func (h *Handler) Transfer(zone string, serial uint32) (<-chan []dns.RR, error) 
 	}
 	go func() {
 		defer close(ch)
-		h.axfr(z, soa, ch)
+		h.axfr(z, ch)
 	}()
 	return ch, nil
 }
@@ -121,11 +121,16 @@ func (h *Handler) ixfr(z *zone, serial uint32) ([]dns.RR, bool) {
 	return append(rrs, soaNow), true
 }
 
-// axfr streams z: the SOA, the apex, then every name of the zone shard by
-// shard, and the SOA again. A name is read under its shard's lock, one
-// shard at a time, so the feed is held up for a shard's copy of pointers
-// at most, and the zone is never copied whole.
-func (h *Handler) axfr(z *zone, soa dns.RR, ch chan<- []dns.RR) {
+// axfr streams z: the SOA, the apex, then every name of the zone, and the
+// SOA again. The names are a snapshot taken with the serial they stand at
+// (zoneNames), so the zone sent is the zone at the SOA's serial: one read
+// shard by shard while the feed went on could hold a name newer than the
+// serial, and the IXFR after it would then delete records the secondary
+// never had, and fail, and start another whole transfer.
+func (h *Handler) axfr(z *zone, ch chan<- []dns.RR) {
+	names, serial := h.index.zoneNames(z)
+	soa := h.soa(z, ttlSOA)
+	soa.(*dns.SOA).Serial = serial
 	now := time.Now()
 	batch := []dns.RR{soa}
 	send := func(rrs ...dns.RR) {
@@ -143,28 +148,9 @@ func (h *Handler) axfr(z *zone, soa dns.RR, ch chan<- []dns.RR) {
 			send(addrRRs(n, dns.TypeAAAA, h.static[n], ttlNS)...)
 		}
 	}
-	t := h.index.nodes.Load()
-	type named struct {
-		name string
-		n    *node
-	}
-	var names []named
-	for i := range t.shards {
-		s := &t.shards[i]
-		names = names[:0]
-		s.mu.RLock()
-		for name, n := range s.m {
-			if strings.HasSuffix(name, "."+z.name) {
-				names = append(names, named{name, n})
-			}
-		}
-		s.mu.RUnlock()
-		for _, e := range names {
-			if h.index.zoneOf(e.name) != z {
-				continue // in a zone of its own below this one
-			}
-			send(h.nodeRRs(z, e.name, e.n, now)...)
-		}
+	for i, e := range names {
+		send(h.nodeRRs(z, e.name, e.n, now)...)
+		names[i] = named{} // what is sent need not be kept
 	}
 	batch = append(batch, soa)
 	ch <- batch
@@ -199,3 +185,95 @@ func (h *Handler) nodeRRsAll(z *zone, name string, n *node) []dns.RR {
 // serialOlder reports whether serial a is older than b in serial number
 // arithmetic (RFC 1982): the feed's ids wrap at 2^32 as SOA serials.
 func serialOlder(a, b uint32) bool { return a != b && b-a < 1<<31 }
+
+// named is a name of the index with its node.
+type named struct {
+	name string
+	n    *node
+}
+
+// zoneNames is every name of z (not of a zone below it) with its node as
+// they stood at one serial, and that serial. The names are copied shard by
+// shard while the feed goes on; then the names the journal says changed
+// since the serial are put back as they were at it. Nodes are never changed
+// once in the index, so the copy is of pointers (24 MB for a million
+// names). When the journal no longer reaches back that far (a domain or a
+// snapshot reset it meanwhile), the copy is made again under the journal's
+// lock, which holds the feed up while it runs.
+func (ix *Index) zoneNames(z *zone) ([]named, uint32) {
+	ix.jr.mu.Lock()
+	t, serial := ix.nodes.Load(), ix.serial.Load()
+	ix.jr.mu.Unlock()
+	if ix.copying != nil {
+		ix.copying()
+	}
+	names := copyNames(t, z.name)
+	ix.jr.mu.Lock()
+	changed, old, ok := ix.jr.since(z.name, serial)
+	if !ok || ix.nodes.Load() != t {
+		t, serial = ix.nodes.Load(), ix.serial.Load()
+		names, changed = copyNames(t, z.name), nil
+	}
+	ix.jr.mu.Unlock()
+	if len(changed) > 0 {
+		names = asAt(names, changed, old)
+	}
+	// Names in a zone of their own below this one are not this zone's.
+	kept := names[:0]
+	for _, e := range names {
+		if ix.zoneOf(e.name) == z {
+			kept = append(kept, e)
+		}
+	}
+	return kept, serial
+}
+
+// copyNames copies the names under zone from t, one shard at a time.
+func copyNames(t *nameTable, zone string) []named {
+	suffix := "." + zone
+	total := 0
+	for i := range t.shards {
+		s := &t.shards[i]
+		s.mu.RLock()
+		total += len(s.m)
+		s.mu.RUnlock()
+	}
+	names := make([]named, 0, total)
+	for i := range t.shards {
+		s := &t.shards[i]
+		s.mu.RLock()
+		for name, n := range s.m {
+			if strings.HasSuffix(name, suffix) {
+				names = append(names, named{name, n})
+			}
+		}
+		s.mu.RUnlock()
+	}
+	return names
+}
+
+// asAt puts the changed names back as they were (old; nil: the name did
+// not exist then).
+func asAt(names []named, changed []string, old map[string]*node) []named {
+	pending := make(map[string]*node, len(changed))
+	for _, n := range changed {
+		pending[n] = old[n]
+	}
+	kept := names[:0]
+	for _, e := range names {
+		if o, ok := pending[e.name]; ok {
+			delete(pending, e.name)
+			if o == nil {
+				continue
+			}
+			e.n = o
+		}
+		kept = append(kept, e)
+	}
+	for _, n := range changed { // deleted since, or not reached by the copy
+		if o, ok := pending[n]; ok && o != nil {
+			kept = append(kept, named{n, o})
+		}
+	}
+	return kept
+}

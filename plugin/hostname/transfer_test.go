@@ -2,8 +2,12 @@ package hostname
 
 import (
 	"errors"
+	"fmt"
+	"net/netip"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/coredns/coredns/plugin/transfer"
 	"github.com/miekg/dns"
@@ -96,6 +100,106 @@ func BenchmarkAXFR100k(b *testing.B) {
 		}
 		if n < 100_000 {
 			b.Fatalf("%d records", n)
+		}
+	}
+}
+
+// An AXFR is the zone at its SOA's serial, though the feed changes every
+// name while it streams: the names are a snapshot, not read shard by shard
+// as the feed goes on (an IXFR after a mixed copy deletes what the
+// secondary never had, fails, and starts another whole transfer).
+func TestAXFRIsASnapshot(t *testing.T) {
+	t.Parallel()
+	h := newTestHandler(t, "nameserver ns1.example.org 192.0.2.53:53\n", "example.org.")
+	const names = 5000
+	for i := range names {
+		addHost(h, fmt.Sprintf("h%d.example.org.", i), "192.0.2.1", 0)
+	}
+	ch, err := h.Transfer("example.org.", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := <-ch
+	// The feed applies a change of every name, as Apply does: under the
+	// journal's lock, with the serial after.
+	ix := h.index
+	ix.jr.mu.Lock()
+	for i := range names {
+		n := &node{owner: holder(fmt.Sprint("hn_", i)), host: true, addrs: packAddrs([]netip.Addr{netip.MustParseAddr("192.0.2.2")})}
+		ix.nodes.Load().put(fmt.Sprintf("h%d.example.org.", i), n)
+	}
+	ix.serial.Store(testSerial + 1)
+	ix.jr.mu.Unlock()
+
+	rrs := append(first, drain(t, ch)...)
+	if soa := rrs[0].(*dns.SOA); soa.Serial != testSerial {
+		t.Fatalf("the AXFR's serial is %d, want %d (when it started)", soa.Serial, testSerial)
+	}
+	counts := map[string]int{}
+	for _, rr := range rrs {
+		if a, ok := rr.(*dns.A); ok && strings.HasPrefix(a.Hdr.Name, "h") {
+			counts[a.A.String()]++
+		}
+	}
+	if counts["192.0.2.1"] != names || counts["192.0.2.2"] != 0 {
+		t.Errorf("the AXFR holds %d names as they were at its serial and %d as they were after, want %d and 0",
+			counts["192.0.2.1"], counts["192.0.2.2"], names)
+	}
+}
+
+// The names the feed changes while a transfer copies them are put back as
+// they were at the transfer's serial: changed, created and deleted ones.
+func TestAXFRCopyPutsBackChanges(t *testing.T) {
+	t.Parallel()
+	h := newTestHandler(t, "nameserver ns1.example.org 192.0.2.53:53\n", "example.org.")
+	ix := h.index
+	ix.jr.reset(testSerial)
+	addHost(h, "kept.example.org.", "192.0.2.1", 0)
+	addHost(h, "moved.example.org.", "192.0.2.1", 0)
+	addHost(h, "gone.example.org.", "192.0.2.1", 0)
+	a := func(ip string) *node {
+		return &node{owner: holder("x"), host: true, addrs: packAddrs([]netip.Addr{netip.MustParseAddr(ip)})}
+	}
+	ix.copying = func() {
+		// As Apply does, under the journal's lock: moved gets a new
+		// address, gone is released, new is created; moved changes twice.
+		ix.jr.mu.Lock()
+		tb := ix.nodes.Load()
+		for _, c := range []struct {
+			name string
+			n    *node
+		}{{"moved.example.org.", a("192.0.2.2")}, {"gone.example.org.", nil}, {"new.example.org.", a("192.0.2.3")}, {"moved.example.org.", a("192.0.2.4")}} {
+			old := tb.get(c.name)
+			if c.n == nil {
+				tb.drop(c.name, old.owner)
+			} else {
+				tb.put(c.name, c.n)
+			}
+			ix.jr.add(testSerial+1, "example.org.", c.name, old)
+		}
+		ix.serial.Store(testSerial + 1)
+		ix.jr.mu.Unlock()
+	}
+	names, serial := ix.zoneNames((*ix.zones.Load())["example.org."])
+	got := map[string]string{}
+	for _, e := range names {
+		got[e.name] = h.nodeRRs((*ix.zones.Load())["example.org."], e.name, e.n, time.Now())[0].(*dns.A).A.String()
+	}
+	want := map[string]string{"kept.example.org.": "192.0.2.1", "moved.example.org.": "192.0.2.1", "gone.example.org.": "192.0.2.1"}
+	if serial != testSerial || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("zoneNames = %v at %d, want %v at %d", got, serial, want, testSerial)
+	}
+}
+
+// BenchmarkZoneSnapshot1M times the copy of a million names' pointers an
+// AXFR starts with (the feed goes on meanwhile).
+func BenchmarkZoneSnapshot1M(b *testing.B) {
+	h := signedFixture(b, 1_000_000, false)
+	z := (*h.index.zones.Load())["example.org."]
+	b.ReportAllocs()
+	for b.Loop() {
+		if names, _ := h.index.zoneNames(z); len(names) < 1_000_000 {
+			b.Fatalf("%d names", len(names))
 		}
 	}
 }
