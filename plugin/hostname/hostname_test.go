@@ -38,6 +38,7 @@ func newTestHandler(tb testing.TB, body string, zones ...string) *Handler {
 // addHost puts name (lowercase FQDN) in h's index; expires is Unix ms, 0 for never.
 func addHost(h *Handler, name, ip string, expires int64) {
 	n := &node{owner: holder("hn_" + name), host: true, addrs: packAddrs([]netip.Addr{netip.MustParseAddr(ip)}), expires: expires}
+	settle(n, nil, time.Now().UnixMilli()) // as a load or a change builds it
 	h.index.nodes.Load().put(name, n)
 }
 

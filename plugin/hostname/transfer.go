@@ -3,7 +3,6 @@ package hostname
 import (
 	"errors"
 	"strings"
-	"time"
 
 	"github.com/coredns/coredns/plugin/transfer"
 	"github.com/hostmint/hostmint/records"
@@ -79,11 +78,10 @@ func (h *Handler) Transfer(zone string, serial uint32) (<-chan []dns.RR, error) 
 // current SOA, what they hold now; the current SOA. ok is false when the
 // journal does not reach back to serial.
 //
-// What a name held is deleted whole, expired or not, unless it was gone
-// (its expiry had passed when it was built, so the change that built it
-// deleted it): a secondary that lacks a record it is told to delete fails
-// the IXFR and asks for the whole zone, which is right but costly, while
-// one told too little would keep a stale address beside the new one.
+// What a name held is deleted whole, unless it was gone (nodeRRs): a
+// secondary that lacks a record it is told to delete fails the IXFR and
+// asks for the whole zone, which is right but costly, while one told too
+// little would keep a stale address beside the new one.
 func (h *Handler) ixfr(z *zone, serial uint32) ([]dns.RR, bool) {
 	ix := h.index
 	ix.jr.mu.Lock()
@@ -112,10 +110,9 @@ func (h *Handler) ixfr(z *zone, serial uint32) ([]dns.RR, bool) {
 		}
 	}
 	rrs = append(rrs, soaNow)
-	at := time.Now()
 	for _, n := range names {
 		if nd := now[n]; nd != nil && ix.zoneOf(n) == z {
-			rrs = append(rrs, h.nodeRRs(z, n, nd, at)...)
+			rrs = append(rrs, h.nodeRRs(z, n, nd)...)
 		}
 	}
 	return append(rrs, soaNow), true
@@ -131,7 +128,6 @@ func (h *Handler) axfr(z *zone, ch chan<- []dns.RR) {
 	names, serial := h.index.zoneNames(z)
 	soa := h.soa(z, ttlSOA)
 	soa.(*dns.SOA).Serial = serial
-	now := time.Now()
 	batch := []dns.RR{soa}
 	send := func(rrs ...dns.RR) {
 		batch = append(batch, rrs...)
@@ -149,7 +145,7 @@ func (h *Handler) axfr(z *zone, ch chan<- []dns.RR) {
 		}
 	}
 	for i, e := range names {
-		send(h.nodeRRs(z, e.name, e.n, now)...)
+		send(h.nodeRRs(z, e.name, e.n)...)
 		names[i] = named{} // what is sent need not be kept
 	}
 	batch = append(batch, soa)
@@ -158,11 +154,15 @@ func (h *Handler) axfr(z *zone, ch chan<- []dns.RR) {
 }
 
 // nodeRRs are the records a secondary serves at name: what an answer for
-// each of its types holds, at the full TTL. An idle [P1] name that has
-// expired is left out; one that expires later is sent whole (a secondary
-// keeps it until the next transfer).
-func (h *Handler) nodeRRs(z *zone, name string, n *node, now time.Time) []dns.RR {
-	if _, live := n.ttl(h.cfg.addressTTL, now); !live {
+// each of its types holds, at the full TTL; none when the node is gone.
+// What a transfer sends and what a later IXFR deletes follow the same rule
+// (gone, fixed when the node was built), never the clock at the moment of
+// sending: a name sent or left out by the clock could be deleted by an
+// IXFR that the secondary cannot apply. So a name that has expired but
+// whose expiry is not recorded yet is still sent, for the second or two
+// until that change deletes it.
+func (h *Handler) nodeRRs(z *zone, name string, n *node) []dns.RR {
+	if n.gone {
 		return nil
 	}
 	return h.nodeRRsAll(z, name, n)

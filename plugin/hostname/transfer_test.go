@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/coredns/coredns/plugin/transfer"
 	"github.com/miekg/dns"
@@ -183,7 +182,7 @@ func TestAXFRCopyPutsBackChanges(t *testing.T) {
 	names, serial := ix.zoneNames((*ix.zones.Load())["example.org."])
 	got := map[string]string{}
 	for _, e := range names {
-		got[e.name] = h.nodeRRs((*ix.zones.Load())["example.org."], e.name, e.n, time.Now())[0].(*dns.A).A.String()
+		got[e.name] = h.nodeRRs((*ix.zones.Load())["example.org."], e.name, e.n)[0].(*dns.A).A.String()
 	}
 	want := map[string]string{"kept.example.org.": "192.0.2.1", "moved.example.org.": "192.0.2.1", "gone.example.org.": "192.0.2.1"}
 	if serial != testSerial || fmt.Sprint(got) != fmt.Sprint(want) {
@@ -200,6 +199,30 @@ func BenchmarkZoneSnapshot1M(b *testing.B) {
 	for b.Loop() {
 		if names, _ := h.index.zoneNames(z); len(names) < 1_000_000 {
 			b.Fatalf("%d names", len(names))
+		}
+	}
+}
+
+// What a transfer sends of a node follows gone, fixed when the node was
+// built, never the clock: a name that expired since it was built is still
+// sent (until its recorded expiry deletes it by IXFR), one built after its
+// expiry is not.
+func TestNodeRRsFollowGone(t *testing.T) {
+	t.Parallel()
+	h := newTestHandler(t, "nameserver ns1.example.org 192.0.2.53:53\n", "example.org.")
+	z := (*h.index.zones.Load())["example.org."]
+	addr := packAddrs([]netip.Addr{netip.MustParseAddr("192.0.2.1")})
+	for _, tc := range []struct {
+		name string
+		n    *node
+		sent bool
+	}{
+		{"never expires", &node{host: true, addrs: addr}, true},
+		{"expired since it was built", &node{host: true, addrs: addr, expires: 1}, true},
+		{"built after its expiry", &node{host: true, addrs: addr, expires: 1, gone: true}, false},
+	} {
+		if got := len(h.nodeRRs(z, "a.example.org.", tc.n)) > 0; got != tc.sent {
+			t.Errorf("%s: sent %v, want %v", tc.name, got, tc.sent)
 		}
 	}
 }
