@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hostmint/hostmint/storage"
 	"github.com/hostmint/hostmint/storage/storagetest"
 )
 
@@ -122,4 +123,17 @@ func TestOperatorTeamAccess(t *testing.T) {
 			}
 		})
 	}
+}
+
+// In profile 1 the same controls speak of accounts.
+func TestOperatorAccountAccessProfile1(t *testing.T) {
+	t.Parallel()
+	s := newSite(t, storage.SQLite, 1, "")
+	st, a := s.api("POST", "/api/admin/accounts", adminToken, map[string]any{"name": "Acme", "plan": "pro"})
+	if st != 201 {
+		t.Fatalf("account: %d %v", st, a)
+	}
+	op := s.browser()
+	op.signInOperator(t)
+	op.get("/dashboard/operator/accounts/"+a["id"].(string)).has(t, ">Account access</h2>", "Save account access", "Who can open this account's dashboard")
 }
