@@ -20,9 +20,9 @@ import (
 // closedError is the answer to a closed team's key, credential or link.
 func closedError(a *storage.Account, now time.Time) error {
 	if a.Access(now.UnixMilli()) == storage.AccountSuspended {
-		return apierror.Forbidden("team %s is suspended; its operator can restore it", a.ID)
+		return apierror.Forbidden("account %s is suspended; its operator can restore it", a.ID)
 	}
-	return apierror.Forbidden("the plan of team %s ended at %s; its operator can extend it", a.ID, stamp(a.PlanEndsAt))
+	return apierror.Forbidden("the plan of account %s ended at %s; its operator can extend it", a.ID, stamp(a.PlanEndsAt))
 }
 
 func stamp(ms int64) string { return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z") }

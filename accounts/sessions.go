@@ -59,7 +59,7 @@ func (s *Service) CreateSigninLink(ctx context.Context, accountID string) (token
 			return err
 		}
 		if a.Access(now.UnixMilli()) != storage.AccountActive {
-			return apierror.Conflict("no sign-in link for team %s: it is %s; open it again first", a.ID, a.Access(now.UnixMilli()))
+			return apierror.Conflict("no sign-in link for account %s: it is %s; open it again first", a.ID, a.Access(now.UnixMilli()))
 		}
 		return tx.InsertSigninLink(ctx, l)
 	})
