@@ -15,7 +15,9 @@ func recordExpiries(ctx context.Context, s *storage.Store, interval time.Duratio
 	defer t.Stop()
 	failing := false
 	for {
-		if _, err := s.RecordExpiries(ctx, time.Now()); err != nil {
+		n, err := s.RecordExpiries(ctx, time.Now())
+		expiriesRecorded.Add(float64(n))
+		if err != nil {
 			if ctx.Err() == nil && !failing {
 				log.Warningf("recording idle expiries for secondaries failed; trying again every %s: %v", interval, err)
 			}

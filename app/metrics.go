@@ -81,6 +81,8 @@ var (
 		Name: "admin_token_throttled_total", Help: "Requests refused (429) because their address sent too many wrong admin tokens."},
 		func() float64 { return float64(sumOf(func(b *node) int64 { return b.guesses.Refusals() })) })
 
+	expiriesRecorded = promauto.NewCounter(prometheus.CounterOpts{Namespace: plugin.Namespace, Subsystem: "hostname",
+		Name: "expiries_recorded_total", Help: "[P1] Idle expiries this node recorded as changes, so that secondaries delete the names."})
 	auditFailures = promauto.NewCounter(prometheus.CounterOpts{Namespace: plugin.Namespace, Subsystem: "hostname",
 		Name: "audit_write_failures_total", Help: "Refused attempts that could not be recorded in the audit log."})
 	auditDropped = promauto.NewCounter(prometheus.CounterOpts{Namespace: plugin.Namespace, Subsystem: "hostname",

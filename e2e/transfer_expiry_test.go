@@ -9,6 +9,7 @@ import (
 
 	"github.com/hostmint/hostmint/storage"
 	"github.com/miekg/dns"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // answersA reports whether addr answers name's A record with ip (false on
@@ -44,6 +45,18 @@ func (sec *secondary) ixfrFailed() bool {
 		return strings.Contains(string(b), "Failed to apply IXFR cleanly") || strings.Contains(string(b), "diff: ")
 	}
 	return false
+}
+
+// expiriesRecorded reads coredns_hostname_expiries_recorded_total from this
+// process's registry, where the in-process servers count.
+func expiriesRecorded() float64 {
+	mfs, _ := prometheus.DefaultGatherer.Gather()
+	for _, mf := range mfs {
+		if mf.GetName() == "coredns_hostname_expiries_recorded_total" {
+			return mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	return 0
 }
 
 // An idle [P1] name that expires leaves the secondaries too: its expiry is
@@ -88,6 +101,7 @@ func TestTransferIdleExpiry(t *testing.T) {
 				}
 			}()
 
+			recorded := expiriesRecorded()
 			time.Sleep(time.Until(expires))
 			for _, sec := range secs {
 				if !within(3*time.Second, func() bool { return nxdomain(sec.addr, idle.str("hostname")) }) {
@@ -102,6 +116,9 @@ func TestTransferIdleExpiry(t *testing.T) {
 			}
 			if !nxdomain(s.dnsAddr, idle.str("hostname")) {
 				t.Error("the primary still answers the expired name")
+			}
+			if got := expiriesRecorded(); got <= recorded {
+				t.Errorf("coredns_hostname_expiries_recorded_total did not move (%v)", got)
 			}
 
 			// Renewed, it is back everywhere within a second.
