@@ -125,7 +125,7 @@ func (h *Handler) ixfr(z *zone, serial uint32) ([]dns.RR, bool) {
 // serial, and the IXFR after it would then delete records the secondary
 // never had, and fail, and start another whole transfer.
 func (h *Handler) axfr(z *zone, ch chan<- []dns.RR) {
-	names, serial := h.index.zoneNames(z)
+	chunks, serial := h.index.zoneNames(z)
 	soa := h.soa(z, ttlSOA)
 	soa.(*dns.SOA).Serial = serial
 	batch := []dns.RR{soa}
@@ -144,9 +144,13 @@ func (h *Handler) axfr(z *zone, ch chan<- []dns.RR) {
 			send(addrRRs(n, dns.TypeAAAA, h.static[n], ttlNS)...)
 		}
 	}
-	for i, e := range names {
-		send(h.nodeRRs(z, e.name, e.n)...)
-		names[i] = named{} // what is sent need not be kept
+	for i, c := range chunks {
+		for _, e := range c {
+			if e.n != nil {
+				send(h.nodeRRs(z, e.name, e.n)...)
+			}
+		}
+		chunks[i] = nil // what is sent need not be kept
 	}
 	batch = append(batch, soa)
 	ch <- batch
@@ -186,94 +190,106 @@ func (h *Handler) nodeRRsAll(z *zone, name string, n *node) []dns.RR {
 // arithmetic (RFC 1982): the feed's ids wrap at 2^32 as SOA serials.
 func serialOlder(a, b uint32) bool { return a != b && b-a < 1<<31 }
 
-// named is a name of the index with its node.
+// named is a name of the index with its node; a nil node is a name left
+// out.
 type named struct {
 	name string
 	n    *node
 }
 
+// nameChunk is how many names a chunk of a zone's copy holds: a small team
+// zone on a node of a million names takes one, not the whole index's size,
+// and a large zone's copy grows without copying what it holds.
+const nameChunk = 1 << 14
+
 // zoneNames is every name of z (not of a zone below it) with its node as
-// they stood at one serial, and that serial. The names are copied shard by
-// shard while the feed goes on; then the names the journal says changed
-// since the serial are put back as they were at it. Nodes are never changed
-// once in the index, so the copy is of pointers (24 MB for a million
-// names). When the journal no longer reaches back that far (a domain or a
+// they stood at one serial, in chunks, and that serial. The names are
+// copied shard by shard while the feed goes on; then the names the journal
+// says changed since the serial are put back as they were at it. Nodes are
+// never changed once in the index, so the copy is of pointers (24 bytes a
+// name). When the journal no longer reaches back that far (a domain or a
 // snapshot reset it meanwhile), the copy is made again under the journal's
 // lock, which holds the feed up while it runs.
-func (ix *Index) zoneNames(z *zone) ([]named, uint32) {
+func (ix *Index) zoneNames(z *zone) ([][]named, uint32) {
 	ix.jr.mu.Lock()
 	t, serial := ix.nodes.Load(), ix.serial.Load()
 	ix.jr.mu.Unlock()
 	if ix.copying != nil {
 		ix.copying()
 	}
-	names := copyNames(t, z.name)
+	chunks := copyNames(t, z.name)
 	ix.jr.mu.Lock()
 	changed, old, ok := ix.jr.since(z.name, serial)
 	if !ok || ix.nodes.Load() != t {
 		t, serial = ix.nodes.Load(), ix.serial.Load()
-		names, changed = copyNames(t, z.name), nil
+		chunks, changed = copyNames(t, z.name), nil
 	}
 	ix.jr.mu.Unlock()
 	if len(changed) > 0 {
-		names = asAt(names, changed, old)
+		chunks = asAt(chunks, changed, old)
 	}
 	// Names in a zone of their own below this one are not this zone's.
-	kept := names[:0]
-	for _, e := range names {
-		if ix.zoneOf(e.name) == z {
-			kept = append(kept, e)
+	for _, c := range chunks {
+		for i := range c {
+			if c[i].n != nil && ix.zoneOf(c[i].name) != z {
+				c[i].n = nil
+			}
 		}
 	}
-	return kept, serial
+	return chunks, serial
 }
 
 // copyNames copies the names under zone from t, one shard at a time.
-func copyNames(t *nameTable, zone string) []named {
+func copyNames(t *nameTable, zone string) [][]named {
 	suffix := "." + zone
-	total := 0
-	for i := range t.shards {
-		s := &t.shards[i]
-		s.mu.RLock()
-		total += len(s.m)
-		s.mu.RUnlock()
-	}
-	names := make([]named, 0, total)
+	var chunks [][]named
+	var c []named
 	for i := range t.shards {
 		s := &t.shards[i]
 		s.mu.RLock()
 		for name, n := range s.m {
-			if strings.HasSuffix(name, suffix) {
-				names = append(names, named{name, n})
+			if !strings.HasSuffix(name, suffix) {
+				continue
 			}
+			if len(c) == cap(c) {
+				if c != nil {
+					chunks = append(chunks, c)
+				}
+				c = make([]named, 0, nameChunk)
+			}
+			c = append(c, named{name, n})
 		}
 		s.mu.RUnlock()
 	}
-	return names
+	if len(c) > 0 {
+		chunks = append(chunks, c)
+	}
+	return chunks
 }
 
 // asAt puts the changed names back as they were (old; nil: the name did
-// not exist then).
-func asAt(names []named, changed []string, old map[string]*node) []named {
+// not exist then, and is left out).
+func asAt(chunks [][]named, changed []string, old map[string]*node) [][]named {
 	pending := make(map[string]*node, len(changed))
 	for _, n := range changed {
 		pending[n] = old[n]
 	}
-	kept := names[:0]
-	for _, e := range names {
-		if o, ok := pending[e.name]; ok {
-			delete(pending, e.name)
-			if o == nil {
-				continue
+	for _, c := range chunks {
+		for i := range c {
+			if o, ok := pending[c[i].name]; ok {
+				delete(pending, c[i].name)
+				c[i].n = o
 			}
-			e.n = o
 		}
-		kept = append(kept, e)
 	}
-	for _, n := range changed { // deleted since, or not reached by the copy
+	var rest []named // deleted since, or not reached by the copy
+	for _, n := range changed {
 		if o, ok := pending[n]; ok && o != nil {
-			kept = append(kept, named{n, o})
+			rest = append(rest, named{n, o})
 		}
 	}
-	return kept
+	if len(rest) > 0 {
+		chunks = append(chunks, rest)
+	}
+	return chunks
 }
