@@ -17,21 +17,17 @@ import (
 // node, as do sessions and links a sweep has not reached yet. What the
 // team published stays served: to take a hostname down, suspend it.
 
-// closedError is the answer to a closed team's key, credential or link.
-func closedError(a *storage.Account, now time.Time) error {
-	if a.Access(now.UnixMilli()) == storage.AccountSuspended {
-		return apierror.Forbidden("account %s is suspended; its operator can restore it", a.ID)
-	}
-	return apierror.Forbidden("the plan of account %s ended at %s; its operator can extend it", a.ID, stamp(a.PlanEndsAt))
-}
-
 func stamp(ms int64) string { return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z") }
 
-// CheckOpen answers closedError when account a is closed at now; the
-// DNS-01 update calls it inside its transaction.
+// CheckOpen is the answer to a closed account's key, credential or link
+// (403 saying why), nil when a is open at now; the DNS-01 update calls it
+// inside its transaction.
 func CheckOpen(a *storage.Account, now time.Time) error {
-	if a.Access(now.UnixMilli()) != storage.AccountActive {
-		return closedError(a, now)
+	switch a.Access(now.UnixMilli()) {
+	case storage.AccountSuspended:
+		return apierror.Forbidden("account %s is suspended; its operator can restore it", a.ID)
+	case storage.AccountEnded:
+		return apierror.Forbidden("the plan of account %s ended at %s; its operator can extend it", a.ID, stamp(a.PlanEndsAt))
 	}
 	return nil
 }

@@ -82,9 +82,8 @@ func (a *Authenticator) Authenticate(ctx context.Context, header string) (*acces
 		return nil, apierror.Unauthorized()
 	}
 	if k.expiresAt != 0 && now.UnixMilli() >= k.expiresAt {
-		when := time.UnixMilli(k.expiresAt).UTC().Format("2006-01-02T15:04:05.000Z")
 		return nil, apierror.New(http.StatusUnauthorized, apierror.CodeKeyExpired,
-			"API key expired at %s; create a new key", when)
+			"API key expired at %s; create a new key", stamp(k.expiresAt))
 	}
 	if err := CheckOpen(&k.account, now); err != nil {
 		return nil, err

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/hostmint/hostmint/accounts"
-	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/storage"
 )
 
@@ -70,33 +69,19 @@ func (h *Handler) opChangeAccess(w http.ResponseWriter, r *http.Request, v *visi
 // opEndSession signs one browser of the team out.
 func (h *Handler) opEndSession(w http.ResponseWriter, r *http.Request, v *visit) {
 	id, sid := r.PathValue("id"), r.PathValue("session")
-	h.opEnded(w, r, v, h.accounts.EndTeamSession(r.Context(), id, sid), "That browser is signed out.")
+	h.opActed(w, r, v, h.accounts.EndTeamSession(r.Context(), id, sid), "That browser is signed out.")
 }
 
 // opEndLink withdraws one unused sign-in link of the team.
 func (h *Handler) opEndLink(w http.ResponseWriter, r *http.Request, v *visit) {
 	id, lid := r.PathValue("id"), r.PathValue("link")
-	h.opEnded(w, r, v, h.accounts.EndSigninLink(r.Context(), id, lid), "That sign-in link is withdrawn; it no longer signs in.")
+	h.opActed(w, r, v, h.accounts.EndSigninLink(r.Context(), id, lid), "That sign-in link is withdrawn; it no longer signs in.")
 }
 
 // opEndAll signs out every browser of the team and withdraws its links.
 func (h *Handler) opEndAll(w http.ResponseWriter, r *http.Request, v *visit) {
 	e, err := h.accounts.EndTeamAccess(r.Context(), r.PathValue("id"))
-	h.opEnded(w, r, v, err, plural(e.Sessions, "browser")+" signed out, "+plural(e.SigninLinks, "sign-in link")+" withdrawn.")
-}
-
-func (h *Handler) opEnded(w http.ResponseWriter, r *http.Request, v *visit, err error, notice string) {
-	if err != nil {
-		p, ok := apierror.As(err)
-		if !ok {
-			h.failed(w, r, err)
-			return
-		}
-		h.renderOpAccount(w, r, v, p.Status, opAccountView{Error: p.Message})
-		return
-	}
-	h.log.Info("dashboard: team access ended by the operator", "account", r.PathValue("id"), "what", notice)
-	h.renderOpAccount(w, r, v, http.StatusOK, opAccountView{Notice: notice})
+	h.opActed(w, r, v, err, plural(e.Sessions, "browser")+" signed out, "+plural(e.SigninLinks, "sign-in link")+" withdrawn.")
 }
 
 func plural(n int, what string) string {

@@ -157,7 +157,13 @@ func (h *Handler) renderOpAccount(w http.ResponseWriter, r *http.Request, v *vis
 // opRevokeKey revokes through the rule DELETE /api/admin/keys/{key_id} calls.
 func (h *Handler) opRevokeKey(w http.ResponseWriter, r *http.Request, v *visit) {
 	key := r.PathValue("key")
-	if err := h.accounts.RevokeKey(r.Context(), key); err != nil {
+	h.opActed(w, r, v, h.accounts.RevokeKey(r.Context(), key), "Key "+key+" is revoked; it no longer authenticates.")
+}
+
+// opActed shows the account page after an operator's action on it: the
+// rule's refusal, or notice (also logged).
+func (h *Handler) opActed(w http.ResponseWriter, r *http.Request, v *visit, err error, notice string) {
+	if err != nil {
 		p, ok := apierror.As(err)
 		if !ok {
 			h.failed(w, r, err)
@@ -166,6 +172,6 @@ func (h *Handler) opRevokeKey(w http.ResponseWriter, r *http.Request, v *visit) 
 		h.renderOpAccount(w, r, v, p.Status, opAccountView{Error: p.Message})
 		return
 	}
-	h.log.Info("dashboard: key revoked by the operator", "key", key)
-	h.renderOpAccount(w, r, v, http.StatusOK, opAccountView{Notice: "Key " + key + " is revoked; it no longer authenticates."})
+	h.log.Info("dashboard: operator action on an account", "account", r.PathValue("id"), "done", notice)
+	h.renderOpAccount(w, r, v, http.StatusOK, opAccountView{Notice: notice})
 }
