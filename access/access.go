@@ -54,6 +54,16 @@ type Principal struct {
 	// Names are the names of the hostnames Scopes are limited to, by id,
 	// for messages a person reads; one missing is named by its id.
 	Names map[string]string
+	// Credential names the kind of key in messages: "API key" when empty,
+	// "TSIG key" for DNS UPDATE.
+	Credential string
+}
+
+func (p *Principal) credential() string {
+	if p.Credential == "" {
+		return "API key"
+	}
+	return p.Credential
 }
 
 // Target is what a request touches: a hostname (by id, with its domain and
@@ -98,9 +108,9 @@ func (p *Principal) Require(scope string, t Target) error {
 		what = "domain " + t.Domain
 	}
 	if limits := p.limits(scope, false); len(limits) > 0 {
-		return apierror.Forbidden("this API key's %s scope is limited to %s; it does not reach %s", scope, strings.Join(limits, " and "), what)
+		return apierror.Forbidden("this %s's %s scope is limited to %s; it does not reach %s", p.credential(), scope, strings.Join(limits, " and "), what)
 	}
-	return apierror.Forbidden("this API key lacks the %s scope for %s; it is limited to %s", scope, what, strings.Join(p.limits("", true), ", "))
+	return apierror.Forbidden("this %s lacks the %s scope for %s; it is limited to %s", p.credential(), scope, what, strings.Join(p.limits("", true), ", "))
 }
 
 // limits describes the reach of the key's grants of scope (all grants, each

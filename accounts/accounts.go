@@ -15,6 +15,7 @@ import (
 	"github.com/hostmint/hostmint/apikey"
 	"github.com/hostmint/hostmint/plans"
 	"github.com/hostmint/hostmint/profile"
+	"github.com/hostmint/hostmint/seal"
 	"github.com/hostmint/hostmint/storage"
 )
 
@@ -23,7 +24,16 @@ type Service struct {
 	store   *storage.Store
 	profile profile.Profile
 	auth    *Authenticator
+	seal    seal.Key     // seals TSIG secrets; none: TSIG keys answer 501
+	onTSIG  func(string) // hears of a revoked TSIG key at once on this node
 	now     func() time.Time
+}
+
+// WithTSIG lets s issue TSIG keys sealed with k; revoked hears of each
+// revocation on this node at once (the feed tells the others).
+func (s *Service) WithTSIG(k seal.Key, revoked func(id string)) *Service {
+	s.seal, s.onTSIG = k, revoked
+	return s
 }
 
 // New makes a Service; auth (may be nil) is told of revocations at once.

@@ -47,6 +47,39 @@ func (s *Service) CreateKey(ctx context.Context, accountID string, in KeyInput) 
 	id, secret, token := apikey.New()
 	k := &storage.APIKey{ID: id, AccountID: accountID, Name: in.Name, SecretHash: apikey.Hash(secret),
 		ExpiresAt: exp, CreatedAt: now.UnixMilli()}
+	err := s.issue(ctx, accountID, scopes, nil, issued{
+		what: "keys", max: MaxKeys,
+		count: func(ctx context.Context, tx *storage.Tx) (int, error) {
+			return tx.CountKeys(ctx, accountID, now.UnixMilli())
+		},
+		insert: func(ctx context.Context, tx *storage.Tx, scopes string) error {
+			k.Scopes = scopes
+			if err := tx.InsertKey(ctx, k); err != nil {
+				return err
+			}
+			return tx.Changed(ctx, storage.KindKey, k.ID)
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &NewKey{Key: k, Token: token, Scopes: scopes}, nil
+}
+
+// issued is a credential being issued: how the account's are counted
+// against max, and how the new one is stored (with its scopes as JSON).
+type issued struct {
+	what   string
+	max    int
+	count  func(ctx context.Context, tx *storage.Tx) (int, error)
+	insert func(ctx context.Context, tx *storage.Tx, scopes string) error
+}
+
+// issue stores a credential of an account with scopes, in one transaction:
+// the account exists, the scopes are known and reach what is the
+// account's (and, when by asks, within by's own), and the account holds
+// fewer than c.max.
+func (s *Service) issue(ctx context.Context, accountID string, scopes []access.Scope, by *access.Principal, c issued) error {
 	_, err := s.store.Write(ctx, func(ctx context.Context, tx *storage.Tx) error {
 		if _, err := tx.LockAccount(ctx, accountID); errors.Is(err, storage.ErrNotFound) {
 			return accountNotFound()
@@ -56,24 +89,22 @@ func (s *Service) CreateKey(ctx context.Context, accountID string, in KeyInput) 
 		if err := s.checkScopes(ctx, tx, accountID, scopes); err != nil {
 			return err
 		}
-		b, _ := json.Marshal(scopes)
-		k.Scopes = string(b)
-		n, err := tx.CountKeys(ctx, accountID, now.UnixMilli())
+		if by != nil {
+			if err := within(ctx, tx, by, scopes); err != nil {
+				return err
+			}
+		}
+		n, err := c.count(ctx, tx)
 		if err != nil {
 			return err
 		}
-		if n >= MaxKeys {
-			return apierror.Conflict("the account already holds %d keys; revoke one first", MaxKeys)
+		if n >= c.max {
+			return apierror.Conflict("the account already holds %d %s; revoke one first", c.max, c.what)
 		}
-		if err := tx.InsertKey(ctx, k); err != nil {
-			return err
-		}
-		return tx.Changed(ctx, storage.KindKey, k.ID)
+		b, _ := json.Marshal(scopes)
+		return c.insert(ctx, tx, string(b))
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &NewKey{Key: k, Token: token, Scopes: scopes}, nil
+	return err
 }
 
 func (s *Service) checkScopes(ctx context.Context, tx *storage.Tx, accountID string, scopes []access.Scope) error {

@@ -99,7 +99,7 @@ func newFuzzAPI(tb testing.TB, d storage.Dialect, profile profile.Profile) *fuzz
 	rules.Records = hostnames.NewRecords(hs, 1<<30) // the record rules, not the rate limit, are what is fuzzed
 	auth := accounts.NewAuthenticator(store)
 	srv := New(Config{Profile: profile, BaseURL: "http://127.0.0.1:8080", AdminToken: fuzzAdmin,
-		Health: func(context.Context) error { return nil }}, rules, accounts.New(store, profile, auth), auth, domains.New(store, key), logger)
+		Health: func(context.Context) error { return nil }}, rules, accounts.New(store, profile, auth).WithTSIG(key, nil), auth, domains.New(store, key), logger)
 	a := &fuzzAPI{name: fmt.Sprintf("%s/P%d", d, profile), srv: srv, store: store, log: logs, ids: map[string]string{}}
 
 	team := `{"name":"main","plan":"business"}`
@@ -258,6 +258,8 @@ var bodyRoutes = []bodyRoute{
 	{"POST", "/api/v1/hostnames/{id}/records", []string{"live"}},
 	{"PUT", "/api/v1/hostnames/{id}/records/{record_id}", []string{"live", "record"}},
 	{"POST", "/api/v1/hostnames/{id}/certificate", []string{"csr"}},
+	{"POST", "/api/admin/accounts/{id}/tsig-keys", []string{"spare_account"}},
+	{"POST", "/api/v1/tsig-keys", nil},
 }
 
 // route is the served route of b, nil when a's profile does not serve it.
@@ -293,6 +295,8 @@ func TestPathWithNUL(t *testing.T) {
 			{"GET", "/api/admin/accounts/%00", fuzzAdmin},
 			{"PATCH", "/api/admin/domains/%00", fuzzAdmin},
 			{"DELETE", "/api/admin/keys/%00", fuzzAdmin},
+			{"DELETE", "/api/admin/tsig-keys/%00", fuzzAdmin},
+			{"DELETE", "/api/v1/tsig-keys/%00", a.key},
 		} {
 			a.log.Reset()
 			status, h, body := a.do(tc.method, tc.path, http.Header{"Authorization": {"Bearer " + tc.token}}, []byte(`{"ip":"192.0.2.9"}`))

@@ -48,6 +48,11 @@ type param struct {
 
 var adminErrors = []int{400, 401, 404, 409, 500, 503}
 
+// tsigCreateDoc is what both TSIG key creates say.
+const tsigCreateDoc = "A TSIG key signs DNS UPDATE (RFC 2136) messages sent to the DNS port, with the same scopes and reach as an API key. " +
+	"`secret` (base64 of 32 random bytes) is shown only in this answer and kept sealed with the certificate encryption key " +
+	"(none configured: 501); `key_name` is the name the TSIG record carries. `algorithm` is hmac-sha256 (default) or hmac-sha512."
+
 func (s *Server) routeTable() []route {
 	return []route{
 		{method: "POST", path: "/api/v1/hostnames", auth: authKey, body: "CreateHostname",
@@ -197,6 +202,16 @@ func (s *Server) routeTable() []route {
 		{method: "GET", path: "/api/health", summary: "Service health",
 			doc: "200 once the store is open and the DNS index is loaded; 503 otherwise.",
 			ok:  200, okSchema: "Health", errors: []int{503}, handle: s.health},
+		{method: "POST", path: "/api/v1/tsig-keys", auth: authKey, body: "TSIGKeyInput",
+			summary: "Create a TSIG key (DNS UPDATE) for the key's own team",
+			doc: tsigCreateDoc + " The new key's scopes and reach stay within the bearer key's own (403 beyond); " +
+				"without scopes it gets exactly the bearer key's. A team holds at most 10 TSIG keys (409 beyond).",
+			ok: 201, okSchema: "TSIGKey", errors: []int{400, 401, 403, 409, 500, 501, 503}, handle: s.createTSIGKey},
+		{method: "GET", path: "/api/v1/tsig-keys", auth: authKey, summary: "List the team's TSIG keys (no secrets)",
+			ok: 200, okSchema: "TSIGKeyList", errors: []int{401, 403, 500, 503}, handle: s.listTSIGKeys},
+		{method: "DELETE", path: "/api/v1/tsig-keys/{key_id}", auth: authKey, summary: "Revoke one of the team's TSIG keys",
+			doc: "The key stops signing at once, on every node. Another team's key: 404.",
+			ok:  200, okSchema: "Revoked", errors: []int{401, 403, 404, 500, 503}, handle: s.revokeTSIGKey},
 		{method: "GET", path: "/openapi.json", summary: "This description, OpenAPI 3.1",
 			ok: 200, raw: s.serveOpenAPI, rawType: "application/json"},
 		{method: "GET", path: "/llms-full.txt", summary: "This description as plain text",
@@ -245,6 +260,15 @@ func (s *Server) routeTable() []route {
 			summary: "Withdraw an unused sign-in link of the account",
 			doc:     "`link_id` as the link's create answer or GET .../sessions gives it. A used link, or one that is not this account's: 404.",
 			ok:      200, okSchema: "Ended", errors: adminErrors, handle: s.endSigninLink},
+		{method: "POST", path: "/api/admin/accounts/{id}/tsig-keys", auth: authAdmin, body: "TSIGKeyInput",
+			summary: "Create a TSIG key (DNS UPDATE)",
+			doc:     tsigCreateDoc + " An account holds at most 10 TSIG keys (409 beyond). Without scopes a key gets all three on the whole account.",
+			ok:      201, okSchema: "TSIGKey", errors: []int{400, 401, 404, 409, 500, 501, 503}, handle: s.createTSIGKey},
+		{method: "GET", path: "/api/admin/accounts/{id}/tsig-keys", auth: authAdmin, summary: "List an account's TSIG keys (no secrets)",
+			ok: 200, okSchema: "TSIGKeyList", errors: adminErrors, handle: s.listTSIGKeys},
+		{method: "DELETE", path: "/api/admin/tsig-keys/{key_id}", auth: authAdmin, summary: "Revoke a TSIG key",
+			doc: "The key stops signing at once, on every node: an UPDATE signed with it answers NOTAUTH (BADKEY).",
+			ok:  200, okSchema: "Revoked", errors: adminErrors, handle: s.revokeTSIGKey},
 		{method: "DELETE", path: "/api/admin/keys/{key_id}", auth: authAdmin, summary: "Revoke a key",
 			doc: "The key stops authenticating at once, on every node.",
 			ok:  200, okSchema: "Revoked", errors: adminErrors, handle: s.revokeKey},

@@ -58,6 +58,9 @@ type Config struct {
 	Audit *audit.Log
 	// Observe hears how every request was answered; nil for none.
 	Observe func(Outcome)
+	// TSIGServed waits (briefly) until this node's DNS servers verify
+	// signatures of the TSIG key named name; nil when they take no UPDATE.
+	TSIGServed func(ctx context.Context, name string)
 }
 
 // Server serves the API.

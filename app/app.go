@@ -16,6 +16,7 @@ import (
 	"github.com/hostmint/hostmint/certs"
 	"github.com/hostmint/hostmint/dashboard"
 	"github.com/hostmint/hostmint/diagnose"
+	"github.com/hostmint/hostmint/dnsupdate"
 	"github.com/hostmint/hostmint/domains"
 	"github.com/hostmint/hostmint/hostnames"
 	"github.com/hostmint/hostmint/labels"
@@ -57,9 +58,10 @@ const (
 
 // App is one running configuration: what Start acquired, until Stop.
 type App struct {
-	node *node
-	api  *listener
-	stop func() // the background work: audit purge, feed compaction; [P2] the watcher and certificates
+	node    *node
+	api     *listener
+	updater *dnsupdate.Updater
+	stop    func() // the background work: audit purge, feed compaction; [P2] the watcher and certificates
 }
 
 // Index is the store's index, made by the NewIndex of the first Start on
@@ -123,12 +125,18 @@ func Start(cfg Config, newIndex NewIndex) (*App, error) {
 		Diagnoser: hostnames.NewDiagnoser(hs, diagnose.Config{Nameservers: cfg.diagnosed(), Resolvers: cfg.diagnoseResolvers(),
 			CTLog: cfg.CTLog, Budget: cfg.DiagnoseBudget}, cfg.Diagnoses),
 	}
-	accts := accounts.New(n.store, prof, n.auth)
+	accts := accounts.New(n.store, prof, n.auth).WithTSIG(key, n.keyring.Forget)
 	audits := audit.New(n.store, logger)
 	audits.Failed, audits.Dropped = auditFailures.Inc, auditDropped.Inc
+	updater := dnsupdate.New(n.store, n.keyring, rules, prof)
+	updater.Audit = auditor{audits}
+	var tsigServed func(context.Context, string)
+	if cfg.DynamicUpdate {
+		tsigServed = n.awaitTSIG
+	}
 	srv := adminapi.New(adminapi.Config{
 		Profile: prof, BaseURL: cfg.BaseURL, AdminToken: token, TrustedProxies: cfg.TrustedProxies,
-		Health: n.health, Audit: audits, Observe: observeAPI, Guesses: n.guesses,
+		Health: n.health, Audit: audits, Observe: observeAPI, Guesses: n.guesses, TSIGServed: tsigServed,
 	}, rules, accts, n.auth, doms, logger)
 	// The dashboard shares the listener and calls the same rules as the API.
 	dash := dashboard.New(dashboard.Config{Profile: prof, BaseURL: cfg.BaseURL, AdminToken: token,
@@ -154,7 +162,7 @@ func Start(cfg Config, newIndex NewIndex) (*App, error) {
 		}
 	}
 	log.Infof("serving %d domain(s) from %s storage, API on %s (profile %d)", len(cfg.Domains), cfg.Dialect, cfg.API, cfg.Profile)
-	return &App{node: n, api: api, stop: func() { stop(); wg.Wait() }}, nil
+	return &App{node: n, api: api, updater: updater, stop: func() { stop(); wg.Wait() }}, nil
 }
 
 // Stop ends the background work and releases what Start acquired.

@@ -43,7 +43,10 @@ type Config struct {
 	ACMECAs        map[string]ACMECA // by name: letsencrypt, google
 	ACMEEmail      string
 	CertKeyFile    string
-	Resolvers      []string // HOST:PORT
+	// DynamicUpdate: the DNS servers take UPDATE messages signed with the
+	// store's TSIG keys.
+	DynamicUpdate bool
+	Resolvers     []string // HOST:PORT
 	// ResolverLabels name Resolvers (by address) in diagnose reports; a
 	// resolver without one is "resolver N".
 	ResolverLabels map[string]string

@@ -43,6 +43,10 @@ type node struct {
 	feed    *storage.Feed
 	index   Index
 	auth    *accounts.Authenticator
+	keyring *accounts.Keyring
+	// served are the TSIG keys this node's DNS servers verify (set by the
+	// plugin when they start), by name with the trailing dot.
+	served  atomic.Pointer[map[string]string]
 	metrics *feedMetrics
 	// guesses throttles wrong admin tokens: the API and the dashboard, and
 	// the old and new instance of a reload, count together.
@@ -90,8 +94,8 @@ func acquireNode(ctx context.Context, d storage.Dialect, dsn string, poll time.D
 	}
 	signers := func(d *storage.Domain) (*domains.Signer, error) { return domains.OpenSigner(d, key) }
 	b := &node{key: id, refs: 1, store: store, index: newIndex(signers), auth: accounts.NewAuthenticator(store),
-		metrics: &feedMetrics{}, guesses: ratelimit.NewGuesses(), done: make(chan struct{})}
-	b.feed = storage.NewFeed(store, fanout{b.index, b.auth, b.metrics}, poll, slog.Default().With("plugin", "hostname"))
+		keyring: accounts.NewKeyring(store, key), metrics: &feedMetrics{}, guesses: ratelimit.NewGuesses(), done: make(chan struct{})}
+	b.feed = storage.NewFeed(store, fanout{b.index, b.auth, b.keyring, b.metrics}, poll, slog.Default().With("plugin", "hostname"))
 	b.feed.Reloaded = feedReloads.Inc
 	fctx, cancel := context.WithCancel(context.Background())
 	b.cancel = cancel

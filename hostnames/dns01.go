@@ -104,8 +104,8 @@ func (s *Certificates) PublishChallenge(ctx context.Context, u ChallengeUpdate) 
 		if u.Subdomain != u.User {
 			return apierror.Forbidden("subdomain %q does not belong to this credential (use %s)", u.Subdomain, u.User)
 		}
-		if !challengeValue.MatchString(u.TXT) {
-			return apierror.BadRequest("txt must be 43 characters of A-Z a-z 0-9 _ - (a DNS-01 key authorization digest)")
+		if err := checkChallenge(u.TXT); err != nil {
+			return err
 		}
 		switch st := s.Status(h, s.now()); st {
 		case storage.StatusLive, storage.StatusPending:
@@ -114,22 +114,73 @@ func (s *Certificates) PublishChallenge(ctx context.Context, u ChallengeUpdate) 
 		default:
 			return apierror.New(401, apierror.CodeUnauthorized, "invalid credentials: hostname %s is %s", h.Name, st)
 		}
-		if err := s.takeACMEUpdate(ctx, tx, c.ID); err != nil {
+		if err := s.takeACMEUpdate(ctx, tx, "credential:"+c.ID); err != nil {
 			return err
 		}
-		if err := tx.AddChallenge(ctx, &storage.Challenge{HostnameID: h.ID, Value: u.TXT, CreatedAt: s.now().UnixMilli()}, records.ChallengeValues); err != nil {
+		return s.publish(ctx, tx, h, u.TXT)
+	})
+}
+
+func checkChallenge(v string) error {
+	if !challengeValue.MatchString(v) {
+		return apierror.BadRequest("txt must be 43 characters of A-Z a-z 0-9 _ - (a DNS-01 key authorization digest)")
+	}
+	return nil
+}
+
+// publish serves value at _acme-challenge.<h>, the two newest kept.
+func (s *Certificates) publish(ctx context.Context, tx *storage.Tx, h *storage.Hostname, value string) error {
+	if err := tx.AddChallenge(ctx, &storage.Challenge{HostnameID: h.ID, Value: value, CreatedAt: s.now().UnixMilli()}, records.ChallengeValues); err != nil {
+		return err
+	}
+	return tx.Changed(ctx, storage.KindHostname, h.ID)
+}
+
+// SetChallenges is a key's change of a hostname's challenge values (DNS
+// UPDATE): add are published, remove are withdrawn, under the dns01:write
+// scope and the same per-minute limit as an acme-dns credential's updates
+// (counted for the key). A value that is not served is not withdrawn.
+func (s *Certificates) SetChallenges(ctx context.Context, p *access.Principal, hostnameID string, add, remove []string) error {
+	for _, v := range add {
+		if err := checkChallenge(v); err != nil {
 			return err
+		}
+	}
+	return s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+		h, err := s.owned(ctx, tx, p, hostnameID, access.DNS01Write)
+		if err != nil {
+			return err
+		}
+		switch st := s.Status(h, s.now()); st {
+		case storage.StatusLive, storage.StatusPending:
+		default:
+			return apierror.Conflict("hostname %s is %s; challenges are published for live hostnames", h.Name, st)
+		}
+		if len(add) > 0 {
+			if err := s.takeACMEUpdate(ctx, tx, "key:"+p.KeyID); err != nil {
+				return err
+			}
+		}
+		for _, v := range remove {
+			if err := tx.DeleteChallenge(ctx, h.ID, v); err != nil && !errors.Is(err, storage.ErrNotFound) {
+				return err
+			}
+		}
+		for _, v := range add {
+			if err := s.publish(ctx, tx, h, v); err != nil {
+				return err
+			}
 		}
 		return tx.Changed(ctx, storage.KindHostname, h.ID)
 	})
 }
 
-// takeACMEUpdate counts one update of credential user against its limit,
+// takeACMEUpdate counts one update of a credential (who) against its limit,
 // or answers 429 RATE_LIMITED with Retry-After. Only updates that would
 // publish count: a refused one writes nothing.
-func (s *Certificates) takeACMEUpdate(ctx context.Context, tx *storage.Tx, user string) error {
+func (s *Certificates) takeACMEUpdate(ctx context.Context, tx *storage.Tx, who string) error {
 	limit := ratelimit.Limit{Kind: "acme-update", Max: s.acmeUpdates(), Window: time.Minute, What: "updates"}
-	err := ratelimit.Take(ctx, tx, "credential:"+user, limit, s.now())
+	err := ratelimit.Take(ctx, tx, who, limit, s.now())
 	if p, ok := apierror.As(err); ok && p.Code == apierror.CodeRateLimited {
 		p.Message = fmt.Sprintf("more than %d updates a minute with this credential; retry later", limit.Max)
 	}

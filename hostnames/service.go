@@ -100,6 +100,13 @@ func (s *core) Status(h *storage.Hostname, now time.Time) string {
 	return h.Status
 }
 
+// Served reports whether DNS serves h now: live or pending, and [P1] not
+// expired.
+func (s *core) Served(h *storage.Hostname) bool {
+	st := s.Status(h, s.now())
+	return st == storage.StatusLive || st == storage.StatusPending
+}
+
 // write runs fn in one transaction; a client that resolves right after the
 // answer sees the change.
 func (s *core) write(ctx context.Context, fn func(ctx context.Context, tx *storage.Tx) error) error {

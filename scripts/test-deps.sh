@@ -4,7 +4,8 @@
 # the ACME pieces: Pebble (a test CA), certbot and the lego CLI; dnsperf (make bench);
 # chromium and node with playwright-core (the dashboard's browser test);
 # ddclient (the dyndns2 client test, e2e/dyndns_test.go); Knot, BIND and NSD
-# (secondaries for the zone transfer tests).
+# (secondaries for the zone transfer tests); knsupdate and certbot's rfc2136
+# plugin (the DNS UPDATE tests).
 # Safe to run again; needs root (or sudo) only when something is missing.
 set -euo pipefail
 
@@ -27,6 +28,10 @@ command -v ddclient >/dev/null || missing+=(ddclient)
 command -v knotd >/dev/null || missing+=(knot)
 command -v named >/dev/null || missing+=(bind9)
 command -v nsd >/dev/null || missing+=(nsd)
+# DNS UPDATE clients (e2e/update_test.go): knsupdate and certbot's rfc2136
+# plugin; nsupdate comes with bind9-dnsutils.
+command -v knsupdate >/dev/null || missing+=(knot-dnsutils)
+[ -d /usr/lib/python3/dist-packages/certbot_dns_rfc2136 ] || missing+=(python3-certbot-dns-rfc2136)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "test-deps: installing ${missing[*]}"
   sudo_ apt-get update -qq

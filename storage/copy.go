@@ -15,6 +15,7 @@ import (
 var copyOrder = []string{
 	"accounts",
 	"api_keys",
+	"tsig_keys",
 	"domains",
 	"hostnames",
 	"retired_labels",

@@ -45,6 +45,7 @@ func fill(t *testing.T, s *storage.Store) {
 		{"INSERT INTO accounts (id, name, plan, cap, billing, created_at) VALUES ('a1', 'one', 'free', NULL, ?, 1)", []any{false}},
 		{"INSERT INTO accounts (id, name, plan, cap, billing, created_at) VALUES ('a2', 'two ünïcode', 'pro', 50, ?, 2)", []any{true}},
 		{"INSERT INTO api_keys (id, account_id, secret_hash, scopes, created_at) VALUES ('k1', 'a1', 'sha256:abc', '[]', 3)", nil},
+		{"INSERT INTO tsig_keys (id, account_id, key_name, algorithm, secret_sealed, scopes, created_at) VALUES ('t1', 'a1', 't1.tsig', 'hmac-sha256', 'sealed', '[]', 3)", nil},
 		{"INSERT INTO domains (id, name, account_id, dnssec, dnssec_key, created_at) VALUES ('d1', 'example.org', NULL, ?, 'sealed:xyz', 4)", []any{true}},
 		{"INSERT INTO domains (id, name, account_id, created_at) VALUES ('d2', 'team.example.net', 'a2', 5)", nil},
 		{"INSERT INTO hostnames (id, account_id, domain_id, label, name, ip, addrs, status, created_at, updated_at) VALUES ('h1', 'a1', 'd1', 'x', 'x.example.org', '192.0.2.1', '192.0.2.1', 'live', 6, 6)", nil},

@@ -253,6 +253,22 @@ CREATE TABLE expiry_marks (
 	at BIGINT NOT NULL,
 	hostname_id TEXT NOT NULL
 )`, nil},
+	// TSIG keys sign DNS UPDATE (RFC 2136); the protocol needs the secret
+	// itself, so it is kept sealed with the certificate encryption key.
+	{14, "TSIG keys for DNS UPDATE", `
+CREATE TABLE tsig_keys (
+	id TEXT PRIMARY KEY,
+	account_id TEXT NOT NULL REFERENCES accounts (id),
+	name TEXT NOT NULL DEFAULT '',
+	key_name TEXT NOT NULL UNIQUE,
+	algorithm TEXT NOT NULL,
+	secret_sealed TEXT NOT NULL,
+	scopes TEXT NOT NULL DEFAULT '[]',
+	revoked_at BIGINT NOT NULL DEFAULT 0,
+	created_at BIGINT NOT NULL
+);
+CREATE INDEX tsig_keys_account ON tsig_keys (account_id);
+CREATE INDEX tsig_keys_active ON tsig_keys (revoked_at, id)`, nil},
 }
 
 // recountActive sets every account's active_hostnames from its rows: once

@@ -64,6 +64,23 @@ type APIKey struct {
 	CreatedAt  int64  `bun:"created_at"`
 }
 
+// TSIGKey signs DNS UPDATE messages (RFC 8945). TSIG needs the secret
+// itself, so it is sealed with the certificate encryption key, never kept
+// in clear.
+type TSIGKey struct {
+	bun.BaseModel `bun:"table:tsig_keys"`
+
+	ID           string `bun:"id,pk"`
+	AccountID    string `bun:"account_id"`
+	Name         string `bun:"name"`
+	KeyName      string `bun:"key_name"` // the TSIG record's owner: lowercase, no trailing dot
+	Algorithm    string `bun:"algorithm"`
+	SecretSealed string `bun:"secret_sealed"`
+	Scopes       string `bun:"scopes"` // JSON list of {scope, domain?, hostname?}
+	RevokedAt    int64  `bun:"revoked_at"`
+	CreatedAt    int64  `bun:"created_at"`
+}
+
 // Domain is a zone this service is authoritative for. A pool domain has no
 // account; a dedicated one (profile 2) belongs to one team.
 type Domain struct {
@@ -272,4 +289,5 @@ const (
 	KindDomain   = "domain"
 	KindKey      = "key"
 	KindAccount  = "account"
+	KindTSIGKey  = "tsig_key"
 )

@@ -82,3 +82,17 @@ func (q Queries) ScanChallenges(ctx context.Context, fn func(*Challenge) error) 
 	}
 	return mapErr(rows.Err())
 }
+
+// DeleteChallenge removes a value of a hostname; ErrNotFound if it holds
+// no such value.
+func (q Queries) DeleteChallenge(ctx context.Context, hostnameID, value string) error {
+	res, err := q.db.NewDelete().Model((*Challenge)(nil)).
+		Where("hostname_id = ? AND value = ?", hostnameID, value).Exec(ctx)
+	if err != nil {
+		return mapErr(err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}

@@ -240,6 +240,11 @@ func (t *Tx) Changed(_ context.Context, kind, ref string) error {
 // returns the id of the last change row the transaction appended (0 if none),
 // so the caller can wait until its node serves the change.
 func (s *Store) Write(ctx context.Context, fn func(ctx context.Context, tx *Tx) error) (int64, error) {
+	if t, _ := ctx.Value(joinKey{}).(*Tx); t != nil {
+		// Inside WriteAll: one more part of its transaction, which commits
+		// (and tells the feed) once every part is done.
+		return 0, mapErr(fn(ctx, t))
+	}
 	release, err := s.gate.enter(ctx)
 	if err != nil {
 		return 0, err
@@ -294,6 +299,10 @@ const visibleWait = 2 * time.Second
 // DNS answers included, reflects it. A late feed is logged, not an error:
 // the write is committed.
 func (s *Store) WriteVisible(ctx context.Context, fn func(ctx context.Context, tx *Tx) error) error {
+	if ctx.Value(joinKey{}) != nil {
+		_, err := s.Write(ctx, fn) // WriteAll waits once for all of it
+		return err
+	}
 	id, err := s.Write(ctx, fn)
 	if err != nil || id == 0 {
 		return err
@@ -310,6 +319,20 @@ func (s *Store) WriteVisible(ctx context.Context, fn func(ctx context.Context, t
 		f.log.Warn("change not applied on this node in time", "change", id, "err", err)
 	}
 	return nil
+}
+
+type joinKey struct{}
+
+// WriteAll runs fn so that every write it makes through this store (Write,
+// WriteVisible, however deep in the rules) is part of one transaction:
+// committed together if fn returns nil, none of it otherwise. A door that
+// stands for several rule calls at once (a DNS UPDATE message) is all or
+// nothing this way, without a copy of the rules. Like WriteVisible, it
+// waits until this node's feed has applied the changes.
+func (s *Store) WriteAll(ctx context.Context, fn func(ctx context.Context) error) error {
+	return s.WriteVisible(ctx, func(ctx context.Context, tx *Tx) error {
+		return fn(context.WithValue(ctx, joinKey{}, tx))
+	})
 }
 
 // Errors the store returns; everything else is unexpected.

@@ -30,6 +30,11 @@ type Handler struct {
 	ns     []string            // NS targets, FQDN
 	app    *app.App            // set in OnStartup
 	rrl    *rrl                // response_rate_limit; nil: none
+	// tsigSecrets are the store's TSIG keys this server block verifies
+	// (dynamic_update); updater applies the UPDATE messages they sign.
+	tsigSecrets map[string]string
+	updater     Updater
+	reloader    *reloader
 	// stopNotify ends the NOTIFYs to secondaries (set in OnStartup when
 	// the server block transfers zones).
 	stopNotify func()
@@ -50,6 +55,9 @@ func (h *Handler) Name() string { return "hostname" }
 
 // ServeDNS implements plugin.Handler.
 func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
+	if r.Opcode == dns.OpcodeUpdate {
+		return h.serveUpdate(ctx, w, r)
+	}
 	state := request.Request{W: w, Req: r}
 	qname := state.Name()
 	z := h.index.zoneOf(qname)
@@ -93,7 +101,9 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	// Counted before it is sent: a client that has its answer finds it
 	// counted (a scrape right after an answer must see it).
 	countAnswer(m.Rcode, state.QType(), z.kind)
-	w.WriteMsg(m)
+	if signQuery(w, r, m) {
+		w.WriteMsg(m)
+	}
 	return dns.RcodeSuccess, nil
 }
 

@@ -35,6 +35,7 @@ var (
 	xfrOut          = counterVec("transfers_total", "Zone transfers served to secondaries, by kind (axfr, also an IXFR's fallback; ixfr: the difference; current: an IXFR of a zone the secondary has).", "kind")
 	xfrRefused      = counterVec("transfers_refused_total", "Zone transfers refused, by reason (signed: the zone is signed online).", "reason")
 	rrlVec          = counterVec("rrl_responses_total", "Answers over UDP held back by response_rate_limit, by action (dropped; slipped: sent truncated and empty).", "action")
+	updates         = counterVec("updates_total", "DNS UPDATE messages answered (dynamic_update), by rcode (NOERROR: applied; REFUSED: a rule or the key's reach refused it; NOTAUTH: a TSIG or zone error; YXDOMAIN, NXRRSET, ...: a prerequisite failed).", "rcode")
 	notifies        = counterVec("notifies_total", "NOTIFYs sent to secondaries for changed zones, by result (sent, failed).", "result")
 	signaturesTotal = promauto.NewCounter(prometheus.CounterOpts{Namespace: plugin.Namespace, Subsystem: "hostname",
 		Name: "signatures_total", Help: "RRSIGs made (answers from the signature cache make none)."})
@@ -85,6 +86,8 @@ var answerCells [len(answerKinds)][16][len(answerTypes) + 1]struct {
 }
 
 // countAnswer counts one answer.
+func countUpdate(rcode int) { updates.WithLabelValues(dns.RcodeToString[rcode]).Inc() }
+
 func countAnswer(rcode int, qtype uint16, kind string) {
 	ti, ok := typeIndex[qtype]
 	if !ok {

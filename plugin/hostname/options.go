@@ -241,6 +241,10 @@ var options = []option{
 		}
 		return nil
 	}},
+	{"dynamic_update", "", "take DNS UPDATE (RFC 2136) signed with the store's TSIG keys", 0, 0, func(cfg *config, a []string) error {
+		cfg.app.DynamicUpdate = true
+		return nil
+	}},
 	{"acme_update_per_minute", "COUNT", "acme-dns updates a credential may make a minute", 1, 1, count(func(c *config) *int { return &c.app.ACMEUpdates })},
 }
 

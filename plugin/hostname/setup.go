@@ -34,6 +34,12 @@ func setup(c *caddy.Controller) error {
 		return plugin.Error("hostname", err)
 	}
 	h := newHandler(cfg)
+	if cfg.app.DynamicUpdate {
+		if h.tsigSecrets, err = setupTSIG(c, cfg); err != nil {
+			return plugin.Error("hostname", err)
+		}
+		h.reloader = reloaderOf(c)
+	}
 	c.OnStartup(h.start)
 	c.OnStartup(func() error { return h.startNotify(dnsserver.GetConfig(c)) })
 	c.OnShutdown(h.stop)
@@ -100,6 +106,9 @@ func (h *Handler) start() error {
 	}
 	h.index = a.Index().(*Index)
 	h.app = a
+	if h.cfg.app.DynamicUpdate {
+		h.startTSIG(a)
+	}
 	for _, ns := range h.cfg.app.Nameservers {
 		if len(h.static[ns.Name]) == 0 && h.configured(ns.Name) {
 			log.Warningf("nameserver %s is inside a served domain but has no address: give it one (nameserver NAME ADDR) or it is lame", ns.Name)

@@ -1,0 +1,163 @@
+package accounts
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+
+	"github.com/hostmint/hostmint/access"
+	"github.com/hostmint/hostmint/apierror"
+	"github.com/hostmint/hostmint/apikey"
+	"github.com/hostmint/hostmint/seal"
+	"github.com/hostmint/hostmint/storage"
+)
+
+// TSIG keys sign DNS UPDATE messages (RFC 2136, RFC 8945). They are an
+// account's credentials beside its API keys, with the same scopes and
+// reach; TSIG needs the secret itself, so it is sealed with the
+// certificate encryption key (sealLabel binds it to its key name).
+
+// TSIG algorithms a key may use (the API's names; the wire's end in a dot).
+const (
+	HMACSHA256 = "hmac-sha256"
+	HMACSHA512 = "hmac-sha512"
+)
+
+// MaxTSIGKeys is the number of TSIG keys an account may hold at once.
+const MaxTSIGKeys = 10
+
+// TSIGInput is a TSIG key create request.
+type TSIGInput struct {
+	Name      string
+	Scopes    []access.Scope // none: all three on the whole team, or the issuer's own
+	Algorithm string         // "" is HMACSHA256
+}
+
+// NewTSIGKey is a created key; Secret (base64) is shown once.
+type NewTSIGKey struct {
+	Key    *storage.TSIGKey
+	Secret string
+	Scopes []access.Scope
+}
+
+func sealLabel(keyName string) string { return "tsig:" + keyName }
+
+// OpenTSIGSecret unseals a stored key's secret (base64, as TSIG takes it).
+func OpenTSIGSecret(k seal.Key, row *storage.TSIGKey) (string, error) {
+	b, err := k.Open(row.SecretSealed, sealLabel(row.KeyName))
+	if err != nil {
+		return "", err
+	}
+	return base64.StdEncoding.EncodeToString(b), nil
+}
+
+// CreateTSIGKey makes a TSIG key for an account. by is the bearer key that
+// asks (nil for the operator): it can only issue a key within its own
+// scopes and reach, and without scopes the new key gets exactly its own.
+func (s *Service) CreateTSIGKey(ctx context.Context, accountID string, by *access.Principal, in TSIGInput) (*NewTSIGKey, error) {
+	if len(in.Name) > 200 {
+		return nil, apierror.BadRequest("name must be at most 200 characters")
+	}
+	switch in.Algorithm {
+	case "":
+		in.Algorithm = HMACSHA256
+	case HMACSHA256, HMACSHA512:
+	default:
+		return nil, apierror.BadRequest("algorithm must be %s or %s, got %q", HMACSHA256, HMACSHA512, in.Algorithm)
+	}
+	if len(s.seal) == 0 {
+		return nil, apierror.NotImplemented("TSIG keys are kept sealed with the certificate encryption key, and this deployment has none configured (cert_encryption_key_file)")
+	}
+	scopes := in.Scopes
+	if len(scopes) == 0 {
+		scopes = access.All()
+		if by != nil {
+			scopes = by.Scopes
+		}
+	}
+	raw := make([]byte, 32)
+	rand.Read(raw)
+	id := "t" + apikey.Random(10)
+	k := &storage.TSIGKey{ID: id, AccountID: accountID, Name: in.Name, KeyName: id + ".tsig",
+		Algorithm: in.Algorithm, CreatedAt: s.now().UnixMilli()}
+	var err error
+	if k.SecretSealed, err = s.seal.Seal(raw, sealLabel(k.KeyName)); err != nil {
+		return nil, err
+	}
+	err = s.issue(ctx, accountID, scopes, by, issued{
+		what: "TSIG keys", max: MaxTSIGKeys,
+		count: func(ctx context.Context, tx *storage.Tx) (int, error) { return tx.CountTSIGKeys(ctx, accountID) },
+		insert: func(ctx context.Context, tx *storage.Tx, scopes string) error {
+			k.Scopes = scopes
+			if err := tx.InsertTSIGKey(ctx, k); err != nil {
+				return err
+			}
+			return tx.Changed(ctx, storage.KindTSIGKey, k.ID)
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &NewTSIGKey{Key: k, Secret: base64.StdEncoding.EncodeToString(raw), Scopes: scopes}, nil
+}
+
+// within is nil when every scope in scopes is one that by holds, with a
+// reach inside by's: a key cannot mint a key that does more than it may.
+func within(ctx context.Context, tx *storage.Tx, by *access.Principal, scopes []access.Scope) error {
+	for i, sc := range scopes {
+		t := access.Target{Hostname: sc.Hostname, Domain: sc.Domain}
+		if sc.Hostname != "" {
+			h, err := tx.Hostname(ctx, sc.Hostname)
+			if err != nil {
+				return err
+			}
+			t.Name = h.Name
+			t.Domain = h.Name[len(h.Label)+1:]
+		}
+		if sc.Hostname == "" && sc.Domain == "" {
+			if by.Reach(sc.Scope).Team {
+				continue
+			}
+		} else if by.Allows(sc.Scope, t) {
+			continue
+		}
+		if err := by.Require(sc.Scope, t); err != nil {
+			p, _ := apierror.As(err)
+			return apierror.Forbidden("scopes[%d] reaches beyond the key that asks: %s", i, p.Message)
+		}
+		return apierror.Forbidden("scopes[%d] reaches beyond the key that asks: it grants %s on the whole team", i, sc.Scope)
+	}
+	return nil
+}
+
+// TSIGKeys lists an account's TSIG keys (not revoked), without secrets.
+func (s *Service) TSIGKeys(ctx context.Context, accountID string) ([]storage.TSIGKey, error) {
+	if _, err := s.Get(ctx, accountID); err != nil {
+		return nil, err
+	}
+	return s.store.Reader().TSIGKeys(ctx, accountID)
+}
+
+// RevokeTSIGKey stops a TSIG key signing, on every node at once (the change
+// feed drops it from every node's key set). accountID, when not empty, is
+// the only account whose key may be revoked (a bearer's own team): another
+// team's key is not found.
+func (s *Service) RevokeTSIGKey(ctx context.Context, accountID, id string) error {
+	_, err := s.store.Write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+		k, err := tx.TSIGKey(ctx, id)
+		if errors.Is(err, storage.ErrNotFound) || err == nil && (k.RevokedAt != 0 || accountID != "" && k.AccountID != accountID) {
+			return apierror.NotFound("TSIG key not found")
+		} else if err != nil {
+			return err
+		}
+		if err := tx.RevokeTSIGKey(ctx, id, s.now().UnixMilli()); err != nil {
+			return err
+		}
+		return tx.Changed(ctx, storage.KindTSIGKey, id)
+	})
+	if err == nil && s.onTSIG != nil {
+		s.onTSIG(id) // at once on this node; the feed tells the others
+	}
+	return err
+}

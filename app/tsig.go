@@ -1,0 +1,97 @@
+package app
+
+import (
+	"context"
+	"maps"
+	"time"
+
+	"github.com/hostmint/hostmint/accounts"
+	"github.com/hostmint/hostmint/audit"
+	"github.com/hostmint/hostmint/dnsupdate"
+	"github.com/hostmint/hostmint/storage"
+	"github.com/miekg/dns"
+)
+
+// DNS UPDATE: the plugin verifies TSIG with the secrets of the store's
+// keys (TSIGSecrets, taken when a server block is set up) and hands
+// signed messages to the App's Updater.
+
+// TSIGSecrets are the secrets of the store's TSIG keys, by key name with
+// the trailing dot, as a DNS server verifies them. A store already open in
+// this process answers from its ring; otherwise the keys are read once.
+func TSIGSecrets(cfg Config) (map[string]string, error) {
+	sharedMu.Lock()
+	n := nodes[string(cfg.Dialect)+" "+cfg.DSN]
+	sharedMu.Unlock()
+	if n != nil && n.feed.Loaded() {
+		return n.keyring.Secrets(), nil
+	}
+	key, err := certKey(cfg.CertKeyFile)
+	if err != nil || len(key) == 0 {
+		return map[string]string{}, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	store, err := storage.Open(ctx, cfg.Dialect, cfg.DSN)
+	if err != nil {
+		return nil, err
+	}
+	defer store.Close()
+	ring := accounts.NewKeyring(store, key)
+	if err := ring.Load(ctx, store.Reader()); err != nil {
+		return nil, err
+	}
+	return ring.Secrets(), nil
+}
+
+// Keyring is the node's TSIG keys.
+func (a *App) Keyring() *accounts.Keyring { return a.node.keyring }
+
+// Updater applies DNS UPDATE messages.
+func (a *App) Updater() *dnsupdate.Updater { return a.updater }
+
+// ServeTSIG tells the node which keys its DNS servers verify now.
+func (a *App) ServeTSIG(secrets map[string]string) {
+	m := maps.Clone(secrets)
+	a.node.served.Store(&m)
+}
+
+// awaitTSIG waits, up to a few seconds, until the node's DNS servers
+// verify the key named name (a new key reaches them by a reload).
+func (n *node) awaitTSIG(ctx context.Context, name string) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if m := n.served.Load(); m != nil {
+			if _, ok := (*m)[name+"."]; ok {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			log.Warningf("TSIG key %s is not verified by this node's DNS servers yet", name)
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// auditor records UPDATE messages in the audit log, as the API's writes.
+type auditor struct{ log *audit.Log }
+
+func (a auditor) Begin(ctx context.Context, e *storage.AuditEntry) context.Context {
+	return audit.Begin(ctx, e)
+}
+
+func (a auditor) Finish(e *storage.AuditEntry, out dnsupdate.Answer) {
+	code := ""
+	if out.Rcode != dns.RcodeSuccess {
+		code = dns.RcodeToString[out.Rcode]
+	}
+	if out.Rcode == dns.RcodeServerFailure {
+		return // the store could not be reached: neither could the entry
+	}
+	a.log.Finish(e, 0, code)
+}

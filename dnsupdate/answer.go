@@ -1,0 +1,59 @@
+package dnsupdate
+
+import (
+	"context"
+	"errors"
+
+	"github.com/hostmint/hostmint/apierror"
+	"github.com/hostmint/hostmint/storage"
+	"github.com/miekg/dns"
+)
+
+// Answer is the outcome of an UPDATE: its rcode and, for a refusal, an
+// Extended DNS Error (RFC 8914) whose text says which rule refused.
+type Answer struct {
+	Rcode int
+	EDE   *dns.EDNS0_EDE
+}
+
+var ok = Answer{Rcode: dns.RcodeSuccess}
+
+// refuse is an Answer of the door's own (RFC 2136 semantics).
+func refuse(rcode int, code uint16, text string) Answer {
+	return Answer{Rcode: rcode, EDE: &dns.EDNS0_EDE{InfoCode: code, ExtraText: text}}
+}
+
+// answerOf maps what the rules said to an rcode: the one place where a
+// rule's refusal becomes DNS. A rule that refuses is REFUSED with its code
+// and message in the EDE text; a store that cannot be reached is SERVFAIL.
+func answerOf(err error) Answer {
+	if err == nil {
+		return ok
+	}
+	p, isRule := apierror.As(err)
+	switch {
+	case isRule && p.Code == apierror.CodeUnavailable,
+		errors.Is(err, storage.ErrUnavailable), errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return refuse(dns.RcodeServerFailure, dns.ExtendedErrorCodeNotReady, "the database is unavailable; try again shortly")
+	case !isRule || p.Code == apierror.CodeInternal:
+		return refuse(dns.RcodeServerFailure, dns.ExtendedErrorCodeOther, "unexpected server error")
+	case p.Code == apierror.CodeNotImplemented:
+		return refuse(dns.RcodeNotImplemented, dns.ExtendedErrorCodeNotSupported, p.Code+": "+p.Message)
+	}
+	code := dns.ExtendedErrorCodeOther
+	switch p.Code {
+	case apierror.CodeForbidden, apierror.CodeUnauthorized, apierror.CodeKeyExpired, apierror.CodePaymentRequired:
+		code = dns.ExtendedErrorCodeProhibited
+	}
+	return refuse(dns.RcodeRefused, code, p.Code+": "+p.Message)
+}
+
+// rejection carries an Answer of the door's own through the transaction,
+// so that it rolls back like a rule's refusal.
+type rejection struct{ Answer }
+
+func (r *rejection) Error() string { return dns.RcodeToString[r.Rcode] + ": " + r.EDE.ExtraText }
+
+func reject(rcode int, code uint16, text string) error {
+	return &rejection{refuse(rcode, code, text)}
+}

@@ -1,0 +1,318 @@
+package dnsupdate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/hostmint/hostmint/access"
+	"github.com/hostmint/hostmint/hostnames"
+	"github.com/hostmint/hostmint/records"
+	"github.com/hostmint/hostmint/storage"
+	"github.com/miekg/dns"
+)
+
+// zoneState is the part of a zone an UPDATE reads and writes, name by
+// name: what the store holds when first read, then the message's updates
+// applied in order (RFC 2136 3.4.2). commit turns the difference into
+// rule calls.
+type zoneState struct {
+	u     *Updater
+	dom   *storage.Domain
+	q     storage.Queries
+	names map[string]*node
+	order []string // names in the order first touched, for commit
+}
+
+// node is one owner name and what is served there.
+type node struct {
+	name  string
+	kind  nodeKind
+	label string            // the hostname's label (hostname and challenge nodes)
+	host  *storage.Hostname // the hostname holding the label (served or not), nil if none
+	was   rrsets            // as read
+	now   rrsets            // after the updates so far
+	dirty bool
+}
+
+type nodeKind int
+
+const (
+	kindOther     nodeKind = iota // not writable here
+	kindApex                      // the zone's apex: SOA and NS, not writable
+	kindHostname                  // a label directly under the zone: a hostname's address
+	kindChallenge                 // _acme-challenge.<label>: DNS-01 values
+)
+
+// rrsets are the records at a name, by type, in presentation form of
+// their rdata (lowercase names), so that equal records compare equal.
+type rrsets map[uint16][]string
+
+func (r rrsets) clone() rrsets {
+	out := rrsets{}
+	for t, vs := range r {
+		out[t] = slices.Clone(vs)
+	}
+	return out
+}
+
+func (r rrsets) inUse() bool {
+	for _, vs := range r {
+		if len(vs) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// rdata is rr's data in presentation form, compared case-insensitively
+// where it holds names.
+func rdata(rr dns.RR) string {
+	s := strings.TrimPrefix(rr.String(), rr.Header().String())
+	switch rr.(type) {
+	case *dns.TXT:
+		return s
+	}
+	return strings.ToLower(s)
+}
+
+// at reads (once) the node at name.
+func (z *zoneState) at(ctx context.Context, name string) (*node, error) {
+	name = lower(name)
+	if n := z.names[name]; n != nil {
+		return n, nil
+	}
+	n := &node{name: name, was: rrsets{}}
+	rel := strings.TrimSuffix(strings.TrimSuffix(name, z.dom.Name), ".")
+	labels := strings.Split(rel, ".")
+	switch {
+	case name == z.dom.Name:
+		n.kind = kindApex
+		n.was[dns.TypeSOA] = []string{"soa"}
+		n.was[dns.TypeNS] = []string{"ns"}
+	case len(labels) == 1:
+		n.kind, n.label = kindHostname, labels[0]
+	case len(labels) == 2 && labels[0] == records.ChallengeLabel:
+		n.kind, n.label = kindChallenge, labels[1]
+	}
+	if n.label != "" {
+		h, err := z.q.HostnameByLabel(ctx, z.dom.ID, n.label)
+		switch {
+		case errors.Is(err, storage.ErrNotFound):
+		case err != nil:
+			return nil, err
+		default:
+			n.host = h
+		}
+	}
+	if n.host != nil && z.u.rules.Lifecycle.Served(n.host) {
+		switch n.kind {
+		case kindHostname:
+			for _, a := range n.host.ServedAddrs() {
+				t := dns.TypeA
+				if a.Is6() {
+					t = dns.TypeAAAA
+				}
+				n.was[t] = append(n.was[t], a.String())
+			}
+		case kindChallenge:
+			cs, err := z.q.Challenges(ctx, n.host.ID)
+			if err != nil {
+				return nil, err
+			}
+			for _, c := range cs {
+				n.was[dns.TypeTXT] = append(n.was[dns.TypeTXT], quote(c.Value))
+			}
+		}
+	}
+	n.now = n.was.clone()
+	z.names[name] = n
+	z.order = append(z.order, name)
+	return n, nil
+}
+
+func quote(s string) string { return `"` + s + `"` }
+
+// prerequisites checks the prerequisite section (RFC 2136 3.2.5): the
+// first that does not hold answers with its rcode, and nothing is written.
+func (z *zoneState) prerequisites(ctx context.Context, prs []dns.RR) error {
+	want := map[string]map[uint16][]string{} // value-dependent: name -> type -> values
+	for _, rr := range prs {
+		h := rr.Header()
+		n, err := z.at(ctx, h.Name)
+		if err != nil {
+			return err
+		}
+		switch {
+		case h.Class == dns.ClassANY && h.Rrtype == dns.TypeANY:
+			if !n.was.inUse() {
+				return reject(dns.RcodeNameError, dns.ExtendedErrorCodeOther, fmt.Sprintf("prerequisite failed: %s is not in use", n.name))
+			}
+		case h.Class == dns.ClassANY:
+			if len(n.was[h.Rrtype]) == 0 {
+				return reject(dns.RcodeNXRrset, dns.ExtendedErrorCodeOther, fmt.Sprintf("prerequisite failed: %s has no %s records", n.name, dns.TypeToString[h.Rrtype]))
+			}
+		case h.Class == dns.ClassNONE && h.Rrtype == dns.TypeANY:
+			if n.was.inUse() {
+				return reject(dns.RcodeYXDomain, dns.ExtendedErrorCodeOther, fmt.Sprintf("prerequisite failed: %s is in use", n.name))
+			}
+		case h.Class == dns.ClassNONE:
+			if len(n.was[h.Rrtype]) > 0 {
+				return reject(dns.RcodeYXRrset, dns.ExtendedErrorCodeOther, fmt.Sprintf("prerequisite failed: %s has %s records", n.name, dns.TypeToString[h.Rrtype]))
+			}
+		default:
+			if want[n.name] == nil {
+				want[n.name] = map[uint16][]string{}
+			}
+			if v := rdata(rr); !slices.Contains(want[n.name][h.Rrtype], v) {
+				want[n.name][h.Rrtype] = append(want[n.name][h.Rrtype], v)
+			}
+		}
+	}
+	for name, types := range want {
+		for t, vs := range types {
+			if !sameSet(z.names[name].was[t], vs) {
+				return reject(dns.RcodeNXRrset, dns.ExtendedErrorCodeOther, fmt.Sprintf("prerequisite failed: the %s records of %s are not the ones given", dns.TypeToString[t], name))
+			}
+		}
+	}
+	return nil
+}
+
+func sameSet(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, v := range a {
+		if !slices.Contains(b, v) {
+			return false
+		}
+	}
+	return true
+}
+
+// writable says which types an update may touch at n, and why not.
+func (z *zoneState) writable(n *node, t uint16) error {
+	switch {
+	case n.kind == kindHostname && (t == dns.TypeA || t == dns.TypeAAAA || t == dns.TypeANY):
+		return nil
+	case n.kind == kindChallenge && (t == dns.TypeTXT || t == dns.TypeANY):
+		return nil
+	case n.kind == kindApex:
+		return reject(dns.RcodeRefused, dns.ExtendedErrorCodeProhibited, fmt.Sprintf("the apex of %s is not written by UPDATE", z.dom.Name))
+	case n.kind == kindHostname:
+		return reject(dns.RcodeRefused, dns.ExtendedErrorCodeProhibited, fmt.Sprintf("%s takes A and AAAA (its address) by UPDATE, not %s", n.name, dns.TypeToString[t]))
+	case n.kind == kindChallenge:
+		return reject(dns.RcodeRefused, dns.ExtendedErrorCodeProhibited, fmt.Sprintf("%s takes TXT (DNS-01 values), not %s", n.name, dns.TypeToString[t]))
+	}
+	return reject(dns.RcodeRefused, dns.ExtendedErrorCodeProhibited,
+		fmt.Sprintf("%s is neither a hostname (a label directly under %s) nor its %s name", n.name, z.dom.Name, records.ChallengeLabel))
+}
+
+// update applies one update RR to the state (RFC 2136 3.4.2).
+func (z *zoneState) update(ctx context.Context, rr dns.RR) error {
+	h := rr.Header()
+	n, err := z.at(ctx, h.Name)
+	if err != nil {
+		return err
+	}
+	if err := z.writable(n, h.Rrtype); err != nil {
+		return err
+	}
+	n.dirty = true
+	switch h.Class {
+	case dns.ClassINET: // add, unless there already
+		if v := rdata(rr); !slices.Contains(n.now[h.Rrtype], v) {
+			n.now[h.Rrtype] = append(n.now[h.Rrtype], v)
+		}
+	case dns.ClassANY: // delete an RRset, or every RRset at the name
+		if h.Rrtype == dns.TypeANY {
+			n.now = rrsets{}
+		} else {
+			delete(n.now, h.Rrtype)
+		}
+	case dns.ClassNONE: // delete one record, if there
+		v := rdata(rr)
+		n.now[h.Rrtype] = slices.DeleteFunc(n.now[h.Rrtype], func(s string) bool { return s == v })
+	}
+	return nil
+}
+
+// commit makes the rule calls that the state's differences stand for,
+// inside the message's transaction.
+func (z *zoneState) commit(ctx context.Context, p *access.Principal) error {
+	for _, name := range z.order {
+		n := z.names[name]
+		if !n.dirty {
+			continue
+		}
+		var err error
+		switch n.kind {
+		case kindHostname:
+			err = z.commitAddress(ctx, p, n)
+		case kindChallenge:
+			err = z.commitChallenges(ctx, p, n)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (z *zoneState) commitAddress(ctx context.Context, p *access.Principal, n *node) error {
+	was := append(slices.Clone(n.was[dns.TypeA]), n.was[dns.TypeAAAA]...)
+	now := append(slices.Clone(n.now[dns.TypeA]), n.now[dns.TypeAAAA]...)
+	lc := z.u.rules.Lifecycle
+	switch {
+	case len(now) > 1:
+		return reject(dns.RcodeRefused, dns.ExtendedErrorCodeProhibited,
+			fmt.Sprintf("%s holds one address; to move it, delete the current one in the same message", n.name))
+	case sameSet(was, now):
+		return nil
+	case len(now) == 0:
+		return lc.Release(ctx, p, n.host.ID)
+	case n.host == nil || n.host.AccountID != p.AccountID && len(was) == 0:
+		// A label held by no hostname, or by another team's that is not
+		// served: the rules decide whether it can be taken.
+		in := hostnames.CreateInput{IP: &now[0]}
+		if z.u.profile.Teams() {
+			in.Subdomain, in.Domain = &n.label, &z.dom.Name
+		} else {
+			in.Label = &n.label
+		}
+		_, err := lc.Create(ctx, p, in)
+		return err
+	}
+	_, err := lc.Update(ctx, p, n.host.ID, hostnames.UpdateInput{IP: &now[0]})
+	return err
+}
+
+func (z *zoneState) commitChallenges(ctx context.Context, p *access.Principal, n *node) error {
+	var add, remove []string
+	for _, v := range n.now[dns.TypeTXT] {
+		if !slices.Contains(n.was[dns.TypeTXT], v) {
+			add = append(add, unquote(v))
+		}
+	}
+	for _, v := range n.was[dns.TypeTXT] {
+		if !slices.Contains(n.now[dns.TypeTXT], v) {
+			remove = append(remove, unquote(v))
+		}
+	}
+	if len(add)+len(remove) == 0 {
+		return nil
+	}
+	if n.host == nil {
+		return reject(dns.RcodeRefused, dns.ExtendedErrorCodeOther,
+			fmt.Sprintf("%s.%s is no hostname; DNS-01 values are published under hostnames", n.label, z.dom.Name))
+	}
+	return z.u.rules.Certificates.SetChallenges(ctx, p, n.host.ID, add, remove)
+}
+
+// unquote reads a TXT value as rdata gave it: one string, quoted.
+func unquote(v string) string {
+	return strings.ReplaceAll(strings.TrimSuffix(strings.TrimPrefix(v, `"`), `"`), `" "`, "")
+}

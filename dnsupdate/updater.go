@@ -1,0 +1,170 @@
+package dnsupdate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/hostmint/hostmint/access"
+	"github.com/hostmint/hostmint/accounts"
+	"github.com/hostmint/hostmint/hostnames"
+	"github.com/hostmint/hostmint/profile"
+	"github.com/hostmint/hostmint/storage"
+	"github.com/miekg/dns"
+)
+
+// MaxUpdates bounds the prerequisites and updates of one message: more is
+// FORMERR. A DNS-01 order or a repoint takes a handful; the bound keeps
+// one message from holding a transaction for long.
+const MaxUpdates = 64
+
+// Updater applies UPDATE messages through the rules.
+type Updater struct {
+	store   *storage.Store
+	keys    *accounts.Keyring
+	rules   hostnames.Rules
+	profile profile.Profile
+	// Audit records each message: begin before its transaction, finish
+	// with its outcome; nil records nothing.
+	Audit Auditor
+}
+
+// Auditor is the audit log as the door uses it.
+type Auditor interface {
+	Begin(ctx context.Context, e *storage.AuditEntry) context.Context
+	Finish(e *storage.AuditEntry, a Answer)
+}
+
+// New makes an Updater over the rules; keys says who a key acts for.
+func New(store *storage.Store, keys *accounts.Keyring, rules hostnames.Rules, p profile.Profile) *Updater {
+	return &Updater{store: store, keys: keys, rules: rules, profile: p}
+}
+
+// ErrBadKey is Update's error for a key that may not sign (revoked since
+// the server verified it, or never issued): NOTAUTH with TSIG error BADKEY.
+var ErrBadKey = errors.New("dnsupdate: the TSIG key may not sign")
+
+// Update applies r, signed by the TSIG key named key, from the client at
+// addr (for the audit log).
+func (u *Updater) Update(ctx context.Context, key, addr string, r *dns.Msg) (Answer, error) {
+	zone, a := checkZone(r)
+	if a != nil {
+		return *a, nil
+	}
+	if a := checkSections(r, zone); a != nil {
+		return *a, nil
+	}
+	p, err := u.keys.Principal(ctx, key)
+	if errors.Is(err, accounts.ErrUnknownTSIGKey) {
+		return Answer{Rcode: dns.RcodeNotAuth}, ErrBadKey
+	}
+	if err != nil {
+		return answerOf(err), nil
+	}
+	e := &storage.AuditEntry{Actor: "tsig:" + p.KeyID, AccountID: p.AccountID, Action: "DNS UPDATE " + zone, Address: addr}
+	if u.Audit != nil {
+		ctx = u.Audit.Begin(ctx, e)
+	}
+	out := u.apply(ctx, p, zone, r)
+	if u.Audit != nil {
+		u.Audit.Finish(e, out)
+	}
+	return out, nil
+}
+
+func (u *Updater) apply(ctx context.Context, p *access.Principal, zone string, r *dns.Msg) Answer {
+	dom, err := u.store.Reader().DomainByName(ctx, zone)
+	if errors.Is(err, storage.ErrNotFound) {
+		return refuse(dns.RcodeNotAuth, dns.ExtendedErrorCodeNotAuthoritative, fmt.Sprintf("zone %s is not served here", zone))
+	}
+	if err != nil {
+		return answerOf(err)
+	}
+	err = u.store.WriteAll(ctx, func(ctx context.Context) error {
+		z := &zoneState{u: u, dom: dom, q: u.store.Reader(), names: map[string]*node{}}
+		if err := z.prerequisites(ctx, r.Answer); err != nil {
+			return err
+		}
+		for _, rr := range r.Ns {
+			if err := z.update(ctx, rr); err != nil {
+				return err
+			}
+		}
+		return z.commit(ctx, p)
+	})
+	var rej *rejection
+	if errors.As(err, &rej) {
+		return rej.Answer
+	}
+	return answerOf(err)
+}
+
+// checkZone reads the zone section (RFC 2136 3.1): one SOA question of
+// class IN, whose name is the zone.
+func checkZone(r *dns.Msg) (string, *Answer) {
+	if len(r.Question) != 1 || r.Question[0].Qtype != dns.TypeSOA || r.Question[0].Qclass != dns.ClassINET {
+		a := refuse(dns.RcodeFormatError, dns.ExtendedErrorCodeOther, "the zone section must hold one SOA question of class IN")
+		return "", &a
+	}
+	return lower(r.Question[0].Name), nil
+}
+
+// checkSections is the prescan of RFC 2136 3.2 and 3.4.1: every record in
+// the zone, each class and type used as the RFC allows, nothing more than
+// MaxUpdates.
+func checkSections(r *dns.Msg, zone string) *Answer {
+	if n := len(r.Answer) + len(r.Ns); n > MaxUpdates {
+		a := refuse(dns.RcodeFormatError, dns.ExtendedErrorCodeOther, fmt.Sprintf("%d prerequisites and updates; at most %d a message", n, MaxUpdates))
+		return &a
+	}
+	for _, rr := range append(append([]dns.RR{}, r.Answer...), r.Ns...) {
+		if !dns.IsSubDomain(zone+".", dns.Fqdn(lower(rr.Header().Name))) {
+			a := refuse(dns.RcodeNotZone, dns.ExtendedErrorCodeOther, fmt.Sprintf("%s is outside zone %s", lower(rr.Header().Name), zone))
+			return &a
+		}
+	}
+	for _, rr := range r.Answer {
+		h := rr.Header()
+		if h.Ttl != 0 || h.Class != dns.ClassINET && h.Class != dns.ClassANY && h.Class != dns.ClassNONE ||
+			h.Class != dns.ClassINET && !empty(rr) || h.Class == dns.ClassINET && (meta(h.Rrtype) || empty(rr)) {
+			a := refuse(dns.RcodeFormatError, dns.ExtendedErrorCodeOther, fmt.Sprintf("prerequisite %s is malformed (RFC 2136 2.4)", rr))
+			return &a
+		}
+	}
+	for _, rr := range r.Ns {
+		h := rr.Header()
+		bad := meta(h.Rrtype) && !(h.Rrtype == dns.TypeANY && h.Class == dns.ClassANY)
+		switch h.Class {
+		case dns.ClassINET:
+			bad = bad || h.Rrtype == dns.TypeANY
+		case dns.ClassANY:
+			bad = bad || h.Ttl != 0 || !empty(rr)
+		case dns.ClassNONE:
+			bad = bad || h.Ttl != 0 || h.Rrtype == dns.TypeANY
+		default:
+			bad = true
+		}
+		if bad {
+			a := refuse(dns.RcodeFormatError, dns.ExtendedErrorCodeOther, fmt.Sprintf("update %s is malformed (RFC 2136 2.5)", rr))
+			return &a
+		}
+	}
+	return nil
+}
+
+// meta reports the types no update may carry: the query-only and
+// transaction types.
+func meta(t uint16) bool {
+	switch t {
+	case dns.TypeANY, dns.TypeAXFR, dns.TypeIXFR, dns.TypeMAILA, dns.TypeMAILB, dns.TypeTSIG, dns.TypeTKEY, dns.TypeOPT:
+		return true
+	}
+	return false
+}
+
+// empty reports an RR without rdata (rdlength 0), as class ANY and NONE
+// prerequisites and RRset deletes carry.
+func empty(rr dns.RR) bool { return rr.Header().Rdlength == 0 }
+
+func lower(name string) string { return strings.TrimSuffix(strings.ToLower(name), ".") }

@@ -1,0 +1,212 @@
+package e2e
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hostmint/hostmint/storage"
+	"github.com/hostmint/hostmint/storage/storagetest"
+	"github.com/miekg/dns"
+)
+
+// DNS UPDATE (RFC 2136) signed with TSIG, as the DNS automation people
+// already run sends it: nsupdate and knsupdate against the built binary.
+
+// tsigKey is a key as its create answer gives it.
+type tsigKey struct{ id, name, secret string }
+
+// updateOptions are a server's options with dynamic_update and a
+// certificate encryption key (which seals the TSIG secrets).
+func updateOptions(t testing.TB, d storage.Dialect, profile int) options {
+	dir := t.TempDir()
+	key := make([]byte, 32)
+	rand.Read(key)
+	path := filepath.Join(dir, "cert.key")
+	if err := os.WriteFile(path, []byte(base64.StdEncoding.EncodeToString(key)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return options{dialect: d, profile: profile, dir: dir,
+		extra: []string{"cert_encryption_key_file " + path, "dynamic_update"}}
+}
+
+// tsig makes a TSIG key through path (an admin or a bearer endpoint).
+func (s *server) tsig(path, token string, body map[string]any) tsigKey {
+	s.t.Helper()
+	r := s.must(201, "POST", path, token, body)
+	return tsigKey{id: r.str("id"), name: r.str("key_name"), secret: r.str("secret")}
+}
+
+// nsupdate runs BIND's nsupdate with k on script (its commands without
+// server, key and send) over TCP; it returns the output and whether the
+// update succeeded.
+func (s *server) nsupdate(k tsigKey, script string) (string, bool) {
+	s.t.Helper()
+	host, port, _ := strings.Cut(s.dnsAddr, ":")
+	in := fmt.Sprintf("server %s %s\n%s\nsend\n", host, port, strings.TrimSpace(script))
+	args := []string{"-v", "-t", "5"}
+	if k.name != "" {
+		args = append(args, "-y", "hmac-sha256:"+k.name+":"+k.secret)
+	}
+	return run(s.t, "nsupdate", in, args...)
+}
+
+// knsupdate runs Knot's knsupdate likewise (over UDP, its default).
+func (s *server) knsupdate(k tsigKey, script string) (string, bool) {
+	s.t.Helper()
+	host, port, _ := strings.Cut(s.dnsAddr, ":")
+	in := fmt.Sprintf("server %s %s\nkey hmac-sha256:%s %s\n%s\nsend\nanswer\n", host, port, k.name, k.secret, strings.TrimSpace(script))
+	return run(s.t, "knsupdate", in)
+}
+
+func run(t testing.TB, name, stdin string, args ...string) (string, bool) {
+	t.Helper()
+	if _, err := exec.LookPath(name); err != nil {
+		t.Fatalf("%s is not installed: run ./scripts/test-deps.sh", name)
+	}
+	cmd := exec.Command(name, args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	return string(out), err == nil
+}
+
+// mustUpdate fails the test unless script is applied.
+func (s *server) mustUpdate(k tsigKey, script string) {
+	s.t.Helper()
+	if out, ok := s.nsupdate(k, script); !ok {
+		s.t.Fatalf("nsupdate %q failed:\n%s", script, out)
+	}
+}
+
+// refusedUpdate fails the test unless script fails with want in the output.
+func (s *server) refusedUpdate(k tsigKey, script, want string) {
+	s.t.Helper()
+	out, ok := s.nsupdate(k, script)
+	if ok || !strings.Contains(out, want) {
+		s.t.Fatalf("nsupdate %q: ok=%v, want a failure with %q:\n%s", script, ok, want, out)
+	}
+}
+
+// lookup asks for name over UDP: its addresses, or the rcode.
+func (s *server) lookup(name string, qtype uint16) string {
+	s.t.Helper()
+	return strings.Join(addrs(s.query(name, qtype, "udp")), ",")
+}
+
+func TestUpdateNsupdate(t *testing.T) {
+	for _, d := range storagetest.Dialects {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			s, _ := spawn(t, updateOptions(t, d, 1))
+			acct, _ := s.account("pro")
+			k := s.tsig("/api/admin/accounts/"+acct+"/tsig-keys", s.admin, map[string]any{"name": "laptop"})
+			if !strings.HasSuffix(k.name, ".tsig") || len(k.secret) != 44 {
+				t.Fatalf("key %+v", k)
+			}
+
+			// Mint: an address at a new label is a hostname with that label.
+			s.mustUpdate(k, "update add laptop.example.org 60 A 93.184.215.14")
+			s.resolves("laptop.example.org", dns.TypeA, "93.184.215.14")
+
+			// Repoint to IPv6 with a prerequisite that holds; the TTL sent is ignored.
+			s.mustUpdate(k, `prereq yxdomain laptop.example.org
+update delete laptop.example.org A
+update add laptop.example.org 3600 AAAA 2606:2800:21f:cb07:6820:80da:af6b:8b2c`)
+			s.resolves("laptop.example.org", dns.TypeAAAA, "2606:2800:21f:cb07:6820:80da:af6b:8b2c")
+			if got := s.query("laptop.example.org", dns.TypeAAAA, "udp"); got.Answer[0].Header().Ttl != 60 {
+				t.Errorf("TTL %d, want the service's 60", got.Answer[0].Header().Ttl)
+			}
+
+			// Prerequisites that fail answer their rcode, and nothing of the message is applied.
+			s.refusedUpdate(k, "prereq nxdomain laptop.example.org\nupdate add other.example.org 60 A 93.184.215.14", "YXDOMAIN")
+			s.refusedUpdate(k, "prereq yxrrset laptop.example.org A\nupdate add other.example.org 60 A 93.184.215.14", "NXRRSET")
+			s.refusedUpdate(k, "prereq yxdomain nothing.example.org\nupdate add other.example.org 60 A 93.184.215.14", "NXDOMAIN")
+			s.refusedUpdate(k, "prereq nxrrset laptop.example.org AAAA\nupdate add other.example.org 60 A 93.184.215.14", "YXRRSET")
+			s.mustUpdate(k, "prereq yxrrset laptop.example.org AAAA 2606:2800:21f:cb07:6820:80da:af6b:8b2c")
+			s.refusedUpdate(k, "prereq yxrrset laptop.example.org AAAA 2001:db8::1", "NXRRSET")
+			if got := s.lookup("other.example.org", dns.TypeA); got != "NXDOMAIN" {
+				t.Errorf("other.example.org after refused messages: %s", got)
+			}
+
+			// All or nothing: a rule refuses the second name (a private
+			// address needs the Business plan), so the first is not minted.
+			s.refusedUpdate(k, "update add first.example.org 60 A 93.184.215.14\nupdate add second.example.org 60 A 10.0.0.1", "REFUSED")
+			if got := s.lookup("first.example.org", dns.TypeA); got != "NXDOMAIN" {
+				t.Errorf("first.example.org after a refused message: %s", got)
+			}
+			// A second address for one hostname is refused: it holds one.
+			s.refusedUpdate(k, "update add laptop.example.org 60 AAAA 2001:4860:4860::8888", "REFUSED")
+
+			// Idempotence: adding what is there and deleting what is not change nothing.
+			s.mustUpdate(k, "update add laptop.example.org 60 AAAA 2606:2800:21f:cb07:6820:80da:af6b:8b2c")
+			s.mustUpdate(k, "update delete laptop.example.org AAAA 2001:db8::99\nupdate delete gone.example.org A")
+
+			// DNS-01 values at _acme-challenge: two kept, one withdrawn.
+			v1, v2 := strings.Repeat("a", 43), strings.Repeat("b", 43)
+			s.mustUpdate(k, "update add _acme-challenge.laptop.example.org 60 TXT "+v1+"\nupdate add _acme-challenge.laptop.example.org 60 TXT "+v2)
+			if got := txts(s, "_acme-challenge.laptop.example.org"); got != v1+","+v2 && got != v2+","+v1 {
+				t.Errorf("challenge values %q", got)
+			}
+			s.mustUpdate(k, "update delete _acme-challenge.laptop.example.org TXT "+v1)
+			if got := txts(s, "_acme-challenge.laptop.example.org"); got != v2 {
+				t.Errorf("challenge values after a delete %q", got)
+			}
+			s.refusedUpdate(k, "update add _acme-challenge.laptop.example.org 60 TXT short", "REFUSED")
+
+			// What UPDATE does not write is refused, outside the zone is NOTZONE,
+			// a zone not served NOTAUTH, and a malformed zone section FORMERR.
+			s.refusedUpdate(k, "update add example.org 60 A 93.184.215.14", "REFUSED")
+			s.refusedUpdate(k, "update add laptop.example.org 60 MX 10 mail.example.org.", "REFUSED")
+			s.refusedUpdate(k, "zone example.org\nupdate add laptop.example.net 60 A 93.184.215.14", "NOTZONE")
+			s.refusedUpdate(k, "zone example.net\nupdate add laptop.example.net 60 A 93.184.215.14", "NOTAUTH")
+
+			// Unsigned, a wrong secret, an unknown key.
+			s.refusedUpdate(tsigKey{}, "update add unsigned.example.org 60 A 93.184.215.14", "REFUSED")
+			bad := k
+			bad.secret = base64.StdEncoding.EncodeToString(make([]byte, 32))
+			s.refusedUpdate(bad, "update add badsig.example.org 60 A 93.184.215.14", "NOTAUTH")
+
+			// Release: deleting every address of a hostname.
+			s.mustUpdate(k, "update delete laptop.example.org AAAA")
+			s.resolves("laptop.example.org", dns.TypeAAAA, "NXDOMAIN")
+			if h := s.must(200, "GET", "/api/admin/audit?actor=tsig:"+k.id, s.admin, nil); !strings.Contains(string(h.raw), "DNS UPDATE example.org") {
+				t.Errorf("the audit log has no UPDATE of key %s: %s", k.id, h.raw)
+			}
+
+			// Revoked: refused at once.
+			s.must(200, "DELETE", "/api/admin/tsig-keys/"+k.id, s.admin, nil)
+			s.refusedUpdate(k, "update add late.example.org 60 A 93.184.215.14", "NOTAUTH")
+		})
+	}
+}
+
+func TestUpdateKnsupdate(t *testing.T) {
+	t.Parallel()
+	s, _ := spawn(t, updateOptions(t, storage.SQLite, 1))
+	acct, _ := s.account("pro")
+	k := s.tsig("/api/admin/accounts/"+acct+"/tsig-keys", s.admin, nil)
+	for _, step := range []struct {
+		script, fails string
+		name          string
+		qtype         uint16
+		want          string
+	}{
+		{script: "zone example.org.\nupdate add knot.example.org. 60 A 93.184.215.14", name: "knot.example.org", qtype: dns.TypeA, want: "93.184.215.14"},
+		{script: "zone example.org.\nprereq yxdomain knot.example.org.\nupdate del knot.example.org. A\nupdate add knot.example.org. 60 A 198.41.0.4",
+			name: "knot.example.org", qtype: dns.TypeA, want: "198.41.0.4"},
+		{script: "zone example.org.\nprereq nxdomain knot.example.org.\nupdate add knot2.example.org. 60 A 198.41.0.4", fails: "YXDOMAIN",
+			name: "knot2.example.org", qtype: dns.TypeA, want: "NXDOMAIN"},
+		{script: "zone example.org.\nupdate del knot.example.org. A", name: "knot.example.org", qtype: dns.TypeA, want: "NXDOMAIN"},
+	} {
+		out, ok := s.knsupdate(k, step.script)
+		if ok == (step.fails != "") || !strings.Contains(out, step.fails) {
+			t.Fatalf("knsupdate %q: ok=%v, want failure %q:\n%s", step.script, ok, step.fails, out)
+		}
+		s.resolves(step.name, step.qtype, step.want)
+	}
+}

@@ -1,0 +1,228 @@
+package hostname
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/hex"
+	"maps"
+	"sync"
+	"time"
+
+	"github.com/coredns/caddy"
+	"github.com/coredns/coredns/core/dnsserver"
+	"github.com/coredns/coredns/plugin/tsig"
+	"github.com/hostmint/hostmint/app"
+	"github.com/hostmint/hostmint/dnsupdate"
+	"github.com/miekg/dns"
+)
+
+// Updater applies DNS UPDATE messages (dynamic_update) whose TSIG
+// signature the server has verified; the application gives it, as
+// k8s_external is given its backend.
+type Updater interface {
+	Update(ctx context.Context, key, addr string, r *dns.Msg) (dnsupdate.Answer, error)
+}
+
+// TSIG for UPDATE: the keys are the store's, and CoreDNS's server verifies
+// signatures with the secrets its server block was set up with. setupTSIG
+// adds the store's keys to them (beside those of a tsig block, which
+// keeps working for transfers); when the store's keys change, the node
+// reloads (as the reload plugin does) so that its servers take the new
+// set. Revocation does not wait for that: the updater refuses a revoked
+// key at once.
+
+// setupTSIG lets the server block of c take UPDATE and verify the store's
+// keys; it returns the secrets it added.
+func setupTSIG(c *caddy.Controller, cfg *config) (map[string]string, error) {
+	conf := dnsserver.GetConfig(c)
+	conf.AllowOpcode(dns.OpcodeUpdate)
+	secrets, err := app.TSIGSecrets(cfg.app)
+	if err != nil {
+		return nil, err
+	}
+	merged := maps.Clone(conf.TsigSecret)
+	if merged == nil {
+		merged = map[string]string{}
+	}
+	for name, s := range secrets {
+		if _, taken := merged[name]; !taken { // a tsig block's own key wins
+			merged[name] = s
+		}
+	}
+	conf.TsigSecret = merged
+	return secrets, nil
+}
+
+// reloader restarts the CoreDNS instance a server block belongs to, at
+// most once every reloadEvery: a burst of new keys costs one reload.
+type reloader struct {
+	mu      sync.Mutex
+	inst    *caddy.Instance // set when the instance has started
+	pending bool
+	last    time.Time
+}
+
+type reloaderKey struct{}
+
+const reloadEvery = time.Second
+
+// reloaderOf is the reloader of the instance c sets up (one per instance).
+func reloaderOf(c *caddy.Controller) *reloader {
+	if r, ok := c.Get(reloaderKey{}).(*reloader); ok {
+		return r
+	}
+	r := new(reloader)
+	c.Set(reloaderKey{}, r)
+	return r
+}
+
+func init() {
+	caddy.RegisterEventHook("hostname", func(ev caddy.EventName, info any) error {
+		i, ok := info.(*caddy.Instance)
+		if !ok || ev != caddy.InstanceStartupEvent {
+			return nil
+		}
+		i.StorageMu.RLock()
+		r, _ := i.Storage[reloaderKey{}].(*reloader)
+		i.StorageMu.RUnlock()
+		if r != nil {
+			r.mu.Lock()
+			r.inst = i
+			r.mu.Unlock()
+		}
+		return nil
+	})
+}
+
+func (r *reloader) soon() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.pending {
+		return
+	}
+	r.pending = true
+	wait := max(50*time.Millisecond, reloadEvery-time.Since(r.last))
+	time.AfterFunc(wait, func() {
+		r.mu.Lock()
+		i := r.inst
+		r.pending, r.last = false, time.Now()
+		r.mu.Unlock()
+		if i == nil {
+			return
+		}
+		log.Infof("TSIG keys changed: reloading so that the DNS servers verify the new set")
+		if _, err := i.Restart(nil); err != nil {
+			log.Errorf("reload for new TSIG keys failed: %v", err)
+		}
+	})
+}
+
+// startTSIG follows the store's keys once the application is up.
+func (h *Handler) startTSIG(a *app.App) {
+	a.ServeTSIG(h.tsigSecrets)
+	h.updater = a.Updater()
+	ring := a.Keyring()
+	baked := h.tsigSecrets
+	ring.OnChange(func() {
+		if !maps.Equal(ring.Secrets(), baked) {
+			h.reloader.soon()
+		}
+	})
+	if !maps.Equal(ring.Secrets(), baked) {
+		h.reloader.soon()
+	}
+}
+
+// serveUpdate answers an UPDATE message.
+func (h *Handler) serveUpdate(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
+	if h.updater == nil {
+		return h.writeUpdate(w, r, nil, dnsupdate.Answer{Rcode: dns.RcodeNotImplemented})
+	}
+	t := r.IsTsig()
+	key, verified := tsig.ValidatedKeyName(ctx) // the tsig plugin verified it and signs the answer
+	switch {
+	case verified:
+		t = nil
+	case t == nil:
+		return h.writeUpdate(w, r, nil, dnsupdate.Answer{Rcode: dns.RcodeRefused, EDE: &dns.EDNS0_EDE{
+			InfoCode: dns.ExtendedErrorCodeProhibited, ExtraText: "UPDATE must be signed with a TSIG key this service issued"}})
+	case w.TsigStatus() != nil:
+		return writeTSIGError(w, r, t, w.TsigStatus())
+	default:
+		key = t.Hdr.Name
+	}
+	ans, err := h.updater.Update(ctx, key, w.RemoteAddr().String(), r)
+	if err != nil {
+		return writeTSIGError(w, r, r.IsTsig(), dns.ErrSecret)
+	}
+	return h.writeUpdate(w, r, t, ans)
+}
+
+// writeUpdate answers r with a; signed with t's key when t is set.
+func (h *Handler) writeUpdate(w dns.ResponseWriter, r *dns.Msg, t *dns.TSIG, a dnsupdate.Answer) (int, error) {
+	m := new(dns.Msg)
+	m.SetRcode(r, a.Rcode)
+	if o := r.IsEdns0(); o != nil {
+		m.SetEdns0(maxUDPSize, o.Do())
+		if a.EDE != nil {
+			opt := m.IsEdns0()
+			opt.Option = append(opt.Option, a.EDE)
+		}
+	}
+	countUpdate(a.Rcode)
+	if t != nil {
+		m.SetTsig(t.Hdr.Name, t.Algorithm, 300, time.Now().Unix())
+	}
+	w.WriteMsg(m)
+	return dns.RcodeSuccess, nil
+}
+
+// writeTSIGError answers a request whose signature does not verify:
+// NOTAUTH with the TSIG error and no MAC (RFC 8945 5.3.2), written as it
+// is, since the server could not sign it.
+func writeTSIGError(w dns.ResponseWriter, r *dns.Msg, t *dns.TSIG, status error) (int, error) {
+	m := new(dns.Msg)
+	m.SetRcode(r, dns.RcodeNotAuth)
+	if t == nil {
+		w.WriteMsg(m)
+		return dns.RcodeSuccess, nil
+	}
+	rt := &dns.TSIG{Hdr: dns.RR_Header{Name: t.Hdr.Name, Rrtype: dns.TypeTSIG, Class: dns.ClassANY},
+		Algorithm: t.Algorithm, TimeSigned: t.TimeSigned, Fudge: t.Fudge, OrigId: r.Id}
+	switch status {
+	case dns.ErrSecret:
+		rt.Error = dns.RcodeBadKey
+	case dns.ErrTime:
+		rt.Error = dns.RcodeBadTime
+		b := make([]byte, 8)
+		binary.BigEndian.PutUint64(b, uint64(time.Now().Unix()))
+		rt.OtherData, rt.OtherLen = hex.EncodeToString(b[2:]), 6
+	default:
+		rt.Error = dns.RcodeBadSig
+	}
+	m.Extra = append(m.Extra, rt)
+	countUpdate(dns.RcodeNotAuth)
+	b, err := m.Pack()
+	if err != nil {
+		return dns.RcodeServerFailure, err
+	}
+	w.Write(b)
+	return dns.RcodeSuccess, nil
+}
+
+// signQuery readies the answer to a query signed with a TSIG key when no
+// tsig plugin did (certbot asks for the zone's SOA this way before it
+// updates): false when the signature does not verify and the query was
+// answered NOTAUTH instead.
+func signQuery(w dns.ResponseWriter, r, m *dns.Msg) bool {
+	t := r.IsTsig()
+	if t == nil {
+		return true
+	}
+	if w.TsigStatus() != nil {
+		writeTSIGError(w, r, t, w.TsigStatus())
+		return false
+	}
+	m.SetTsig(t.Hdr.Name, t.Algorithm, 300, time.Now().Unix())
+	return true
+}
