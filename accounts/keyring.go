@@ -171,8 +171,8 @@ func (r *Keyring) Forget(id string) {
 }
 
 // Principal is who a message signed by the key named name acts for, checked
-// now: ErrUnknownTSIGKey for a key that is not in the ring (revoked
-// included), the 403 of a closed team, or its principal.
+// now against the store: ErrUnknownTSIGKey for a key that is not in the ring
+// or is revoked, the 403 of a closed team, or its principal.
 func (r *Keyring) Principal(ctx context.Context, name string) (*access.Principal, error) {
 	r.mu.RLock()
 	k := r.keys[keyName(name)]
@@ -180,7 +180,15 @@ func (r *Keyring) Principal(ctx context.Context, name string) (*access.Principal
 	if k == nil {
 		return nil, ErrUnknownTSIGKey
 	}
+	// The row, not the ring, says whether the key still signs: a
+	// revocation on another node holds before its change reaches this one.
 	q := r.store.Reader()
+	row, err := q.TSIGKey(ctx, k.id)
+	if errors.Is(err, storage.ErrNotFound) || err == nil && row.RevokedAt != 0 {
+		return nil, ErrUnknownTSIGKey
+	} else if err != nil {
+		return nil, err
+	}
 	acct, err := q.Account(ctx, k.account)
 	if err != nil {
 		return nil, err

@@ -35,7 +35,13 @@ type node struct {
 	was   rrsets            // as read
 	now   rrsets            // after the updates so far
 	dirty bool
+	// [P2] the hostname's records at this name: their ids by type and
+	// rdata, and the RRs the message adds (by the same key).
+	ids   map[string]string
+	added map[string]dns.RR
 }
+
+func rrKey(t uint16, rdata string) string { return dns.TypeToString[t] + " " + rdata }
 
 type nodeKind int
 
@@ -44,6 +50,7 @@ const (
 	kindApex                      // the zone's apex: SOA and NS, not writable
 	kindHostname                  // a label directly under the zone: a hostname's address
 	kindChallenge                 // _acme-challenge.<label>: DNS-01 values
+	kindRecords                   // [P2] a name below a hostname: its records
 )
 
 // rrsets are the records at a name, by type, in presentation form of
@@ -96,6 +103,8 @@ func (z *zoneState) at(ctx context.Context, name string) (*node, error) {
 		n.kind, n.label = kindHostname, labels[0]
 	case len(labels) == 2 && labels[0] == records.ChallengeLabel:
 		n.kind, n.label = kindChallenge, labels[1]
+	case z.u.profile.Teams():
+		n.kind, n.label = kindRecords, labels[len(labels)-1]
 	}
 	if n.label != "" {
 		h, err := z.q.HostnameByLabel(ctx, z.dom.ID, n.label)
@@ -126,6 +135,11 @@ func (z *zoneState) at(ctx context.Context, name string) (*node, error) {
 				n.was[dns.TypeTXT] = append(n.was[dns.TypeTXT], quote(c.Value))
 			}
 		}
+		if z.u.profile.Teams() && (n.kind == kindHostname || n.kind == kindRecords) {
+			if err := z.readRecords(ctx, n); err != nil {
+				return nil, err
+			}
+		}
 	}
 	n.now = n.was.clone()
 	z.names[name] = n
@@ -134,6 +148,32 @@ func (z *zoneState) at(ctx context.Context, name string) (*node, error) {
 }
 
 func quote(s string) string { return `"` + s + `"` }
+
+// readRecords reads the hostname's records at n's name.
+func (z *zoneState) readRecords(ctx context.Context, n *node) error {
+	rs, err := z.q.Records(ctx, n.host.ID)
+	if err != nil {
+		return err
+	}
+	n.ids = map[string]string{}
+	for _, r := range rs {
+		if r.Name != n.name {
+			continue
+		}
+		d, err := records.Decode(r.Type, []byte(r.Data))
+		if err != nil {
+			return err
+		}
+		rr, err := d.RR(r.Type, dns.Fqdn(r.Name), records.TTL)
+		if err != nil {
+			return err
+		}
+		t, v := rr.Header().Rrtype, rdata(rr)
+		n.was[t] = append(n.was[t], v)
+		n.ids[rrKey(t, v)] = r.ID
+	}
+	return nil
+}
 
 // prerequisites checks the prerequisite section (RFC 2136 3.2.5): the
 // first that does not hold answers with its rcode, and nothing is written.
@@ -195,13 +235,24 @@ func sameSet(a, b []string) bool {
 
 // writable says which types an update may touch at n, and why not.
 func (z *zoneState) writable(n *node, t uint16) error {
+	_, record := recordType(t)
 	switch {
+	case z.u.profile.Teams() && record && (n.kind == kindHostname || n.kind == kindRecords):
+		return nil
+	case n.kind == kindRecords && t == dns.TypeANY:
+		return nil
 	case n.kind == kindHostname && (t == dns.TypeA || t == dns.TypeAAAA || t == dns.TypeANY):
 		return nil
 	case n.kind == kindChallenge && (t == dns.TypeTXT || t == dns.TypeANY):
 		return nil
 	case n.kind == kindApex:
 		return reject(dns.RcodeRefused, dns.ExtendedErrorCodeProhibited, fmt.Sprintf("the apex of %s is not written by UPDATE", z.dom.Name))
+	case n.kind == kindHostname && z.u.profile.Teams():
+		return reject(dns.RcodeRefused, dns.ExtendedErrorCodeProhibited, fmt.Sprintf("%s takes A and AAAA (its address) and %s records, not %s",
+			n.name, strings.Join(records.Types, ", "), dns.TypeToString[t]))
+	case n.kind == kindRecords:
+		return reject(dns.RcodeRefused, dns.ExtendedErrorCodeProhibited, fmt.Sprintf("%s takes %s records, not %s",
+			n.name, strings.Join(records.Types, ", "), dns.TypeToString[t]))
 	case n.kind == kindHostname:
 		return reject(dns.RcodeRefused, dns.ExtendedErrorCodeProhibited, fmt.Sprintf("%s takes A and AAAA (its address) by UPDATE, not %s", n.name, dns.TypeToString[t]))
 	case n.kind == kindChallenge:
@@ -226,6 +277,10 @@ func (z *zoneState) update(ctx context.Context, rr dns.RR) error {
 	case dns.ClassINET: // add, unless there already
 		if v := rdata(rr); !slices.Contains(n.now[h.Rrtype], v) {
 			n.now[h.Rrtype] = append(n.now[h.Rrtype], v)
+			if n.added == nil {
+				n.added = map[string]dns.RR{}
+			}
+			n.added[rrKey(h.Rrtype, v)] = rr
 		}
 	case dns.ClassANY: // delete an RRset, or every RRset at the name
 		if h.Rrtype == dns.TypeANY {
@@ -247,6 +302,10 @@ func (z *zoneState) commit(ctx context.Context, p *access.Principal) error {
 		n := z.names[name]
 		if !n.dirty {
 			continue
+		}
+		// Records first: a hostname the message releases keeps none.
+		if err := z.commitRecords(ctx, p, n); err != nil {
+			return err
 		}
 		var err error
 		switch n.kind {
@@ -310,6 +369,44 @@ func (z *zoneState) commitChallenges(ctx context.Context, p *access.Principal, n
 			fmt.Sprintf("%s.%s is no hostname; DNS-01 values are published under hostnames", n.label, z.dom.Name))
 	}
 	return z.u.rules.Certificates.SetChallenges(ctx, p, n.host.ID, add, remove)
+}
+
+// commitRecords makes the record calls of n's record types: the records
+// the message deleted, then those it added.
+func (z *zoneState) commitRecords(ctx context.Context, p *access.Principal, n *node) error {
+	if !z.u.profile.Teams() || n.kind != kindHostname && n.kind != kindRecords {
+		return nil
+	}
+	rules := z.u.rules.Records
+	for t, vs := range n.was {
+		for _, v := range vs {
+			if _, ok := recordType(t); !ok || slices.Contains(n.now[t], v) {
+				continue
+			}
+			if err := rules.DeleteRecord(ctx, p, n.host.ID, n.ids[rrKey(t, v)]); err != nil {
+				return err
+			}
+		}
+	}
+	for t, vs := range n.now {
+		for _, v := range vs {
+			if _, ok := recordType(t); !ok || slices.Contains(n.was[t], v) {
+				continue
+			}
+			if n.host == nil {
+				return reject(dns.RcodeRefused, dns.ExtendedErrorCodeOther,
+					fmt.Sprintf("%s is under no hostname of %s; records are published under hostnames", n.name, z.dom.Name))
+			}
+			in, err := inputOf(n.added[rrKey(t, v)], relativeLabel(n.name, n.host.Name))
+			if err != nil {
+				return reject(dns.RcodeRefused, dns.ExtendedErrorCodeNotSupported, err.Error())
+			}
+			if _, err := rules.CreateRecord(ctx, p, n.host.ID, in); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // unquote reads a TXT value as rdata gave it: one string, quoted.

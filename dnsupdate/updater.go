@@ -81,8 +81,8 @@ func (u *Updater) apply(ctx context.Context, p *access.Principal, zone string, r
 	if err != nil {
 		return answerOf(err)
 	}
-	err = u.store.WriteAll(ctx, func(ctx context.Context) error {
-		z := &zoneState{u: u, dom: dom, q: u.store.Reader(), names: map[string]*node{}}
+	err = u.store.WriteAll(ctx, func(ctx context.Context, tx *storage.Tx) error {
+		z := &zoneState{u: u, dom: dom, q: tx.Queries, names: map[string]*node{}}
 		if err := z.prerequisites(ctx, r.Answer); err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hostmint/hostmint/storage"
 	"github.com/hostmint/hostmint/storage/storagetest"
@@ -209,4 +210,89 @@ func TestUpdateKnsupdate(t *testing.T) {
 		}
 		s.resolves(step.name, step.qtype, step.want)
 	}
+}
+
+// [P2] A team's records by UPDATE are its records through the API, under
+// the same rules; a key reaches its own team and its own scopes only.
+func TestUpdateTeams(t *testing.T) {
+	for _, d := range storagetest.Dialects {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			s, _ := spawn(t, updateOptions(t, d, 2))
+			teamA, keyA := s.team(t, "a.example.net")
+			_, keyB := s.team(t, "b.example.net")
+			kA := s.tsig("/api/admin/accounts/"+teamA+"/tsig-keys", s.admin, nil)
+			kB := s.tsig("/api/v1/tsig-keys", keyB, map[string]any{"algorithm": "hmac-sha256"})
+
+			// Mint on the team's own domain; it is served at once (pending).
+			s.mustUpdate(kA, "zone a.example.net\nupdate add box.a.example.net 60 A 198.41.0.4")
+			s.resolves("box.a.example.net", dns.TypeA, "198.41.0.4")
+			list := s.must(200, "GET", "/api/v1/hostnames", keyA, nil)
+			id := list.body["hostnames"].([]any)[0].(map[string]any)["id"].(string)
+			s.live(t, keyA, id)
+
+			// Records at and under the hostname, as the record API writes them.
+			s.mustUpdate(kA, `zone a.example.net
+update add box.a.example.net 300 MX 10 mail.example.com.
+update add box.a.example.net 300 TXT "v=spf1 -all"
+update add _sip._tcp.box.a.example.net 300 SRV 10 5 5060 sip.example.com.
+update add box.a.example.net 300 CAA 0 issue "letsencrypt.org"`)
+			recs := s.must(200, "GET", "/api/v1/hostnames/"+id+"/records", keyA, nil)
+			if n := len(recs.body["records"].([]any)); n != 4 {
+				t.Fatalf("%d records after the UPDATE, want 4: %s", n, recs.raw)
+			}
+			if got := s.query("_sip._tcp.box.a.example.net", dns.TypeSRV, "udp"); len(got.Answer) != 1 {
+				t.Errorf("SRV not served: %v", got)
+			}
+			s.mustUpdate(kA, "zone a.example.net\nprereq yxrrset box.a.example.net MX\nupdate delete box.a.example.net MX\nupdate delete box.a.example.net TXT \"v=spf1 -all\"")
+			recs = s.must(200, "GET", "/api/v1/hostnames/"+id+"/records", keyA, nil)
+			if n := len(recs.body["records"].([]any)); n != 2 {
+				t.Fatalf("%d records after deleting two, want 2: %s", n, recs.raw)
+			}
+			// A record rule refuses, with its words: a CNAME is no record type, a bad CAA tag neither.
+			s.refusedUpdate(kA, "zone a.example.net\nupdate add www.box.a.example.net 300 CNAME box.a.example.net.", "REFUSED")
+			s.refusedUpdate(kA, "zone a.example.net\nupdate add box.a.example.net 300 CAA 0 bogus \"x\"", "REFUSED")
+
+			// Team B's key changes nothing of team A's: not its hostname, not its domain.
+			s.refusedUpdate(kB, "zone a.example.net\nupdate delete box.a.example.net A", "REFUSED")
+			s.refusedUpdate(kB, "zone a.example.net\nupdate add intruder.a.example.net 60 A 198.41.0.4", "REFUSED")
+			s.refusedUpdate(kB, "zone a.example.net\nupdate delete _sip._tcp.box.a.example.net SRV", "REFUSED")
+			s.resolves("box.a.example.net", dns.TypeA, "198.41.0.4")
+			s.resolves("intruder.a.example.net", dns.TypeA, "NXDOMAIN")
+
+			// A bearer key issues TSIG keys within its own reach only.
+			scoped := s.key(t, teamA, []map[string]any{{"scope": "dns01:write", "hostname": id}})
+			s.must(403, "POST", "/api/v1/tsig-keys", scoped, map[string]any{"scopes": []map[string]any{{"scope": "hostnames:write"}}})
+			s.must(403, "POST", "/api/v1/tsig-keys", scoped, map[string]any{"scopes": []map[string]any{{"scope": "dns01:write"}}})
+			narrow := s.tsig("/api/v1/tsig-keys", scoped, nil)
+			s.refusedUpdate(narrow, "zone a.example.net\nupdate delete box.a.example.net A", "REFUSED")
+			s.mustUpdate(narrow, "zone a.example.net\nupdate add _acme-challenge.box.a.example.net 60 TXT "+strings.Repeat("c", 43))
+
+			// Lists and revocation through the team's own endpoints.
+			if got := s.must(200, "GET", "/api/v1/tsig-keys", keyA, nil); len(got.body["tsig_keys"].([]any)) != 2 {
+				t.Errorf("team A's TSIG keys: %s", got.raw)
+			}
+			s.must(404, "DELETE", "/api/v1/tsig-keys/"+kA.id, keyB, nil)
+			s.must(200, "DELETE", "/api/v1/tsig-keys/"+kA.id, keyA, nil)
+			s.refusedUpdate(kA, "zone a.example.net\nupdate delete box.a.example.net A", "NOTAUTH")
+		})
+	}
+}
+
+// A key revoked on one node is refused at once by another on the same store.
+func TestUpdateRevokedAcrossNodes(t *testing.T) {
+	t.Parallel()
+	o := updateOptions(t, storage.Postgres, 1)
+	a, _ := spawn(t, o)
+	o.dsn, o.dir = a.dsn, a.dir // the same store and encryption key
+	b, _ := spawn(t, o)
+	acct, _ := a.account("pro")
+	k := a.tsig("/api/admin/accounts/"+acct+"/tsig-keys", a.admin, nil)
+	eventually(t, 5*time.Second, func() bool {
+		_, ok := b.nsupdate(k, "update add node.example.org 60 A 198.41.0.4")
+		return ok
+	}, "node B never took the key created on node A")
+	a.must(200, "DELETE", "/api/admin/tsig-keys/"+k.id, a.admin, nil)
+	b.refusedUpdate(k, "update delete node.example.org A", "NOTAUTH")
+	b.resolves("node.example.org", dns.TypeA, "198.41.0.4")
 }

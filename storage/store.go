@@ -329,9 +329,10 @@ type joinKey struct{}
 // stands for several rule calls at once (a DNS UPDATE message) is all or
 // nothing this way, without a copy of the rules. Like WriteVisible, it
 // waits until this node's feed has applied the changes.
-func (s *Store) WriteAll(ctx context.Context, fn func(ctx context.Context) error) error {
+// fn reads through tx, so that what it checks is what the parts change.
+func (s *Store) WriteAll(ctx context.Context, fn func(ctx context.Context, tx *Tx) error) error {
 	return s.WriteVisible(ctx, func(ctx context.Context, tx *Tx) error {
-		return fn(context.WithValue(ctx, joinKey{}, tx))
+		return fn(context.WithValue(ctx, joinKey{}, tx), tx)
 	})
 }
 
