@@ -93,7 +93,7 @@ func apiBench(s *server, clients, ops int) (create, update latencies, err error)
 	}
 	per := ops / clients
 	ids := make([][]string, clients)
-	create, err = parallel(cs, per, func(c int, i int) error {
+	create, err = parallel(clients, per, func(c int, i int) error {
 		var h struct{ ID string }
 		err := cs[c].call("POST", "/api/v1/hostnames", map[string]string{"ip": publicAddr(c, i, 0)}, 201, &h)
 		ids[c] = append(ids[c], h.ID)
@@ -102,15 +102,15 @@ func apiBench(s *server, clients, ops int) (create, update latencies, err error)
 	if err != nil {
 		return create, update, err
 	}
-	update, err = parallel(cs, per, func(c int, i int) error {
+	update, err = parallel(clients, per, func(c int, i int) error {
 		return cs[c].call("PUT", "/api/v1/hostnames/"+ids[c][i], map[string]string{"ip": publicAddr(c, i, 1)}, 200, nil)
 	})
 	return create, update, err
 }
 
-// parallel runs do(c, i) for i < per on every client c at once and times
-// each call.
-func parallel(cs []*apiClient, per int, do func(c, i int) error) (latencies, error) {
+// parallel runs do(c, i) for i < per on every client c < clients at once
+// and times each call.
+func parallel(clients, per int, do func(c, i int) error) (latencies, error) {
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
@@ -118,7 +118,7 @@ func parallel(cs []*apiClient, per int, do func(c, i int) error) (latencies, err
 		errs []error
 	)
 	t0, busy0 := time.Now(), cpuBusy()
-	for c := range cs {
+	for c := range clients {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

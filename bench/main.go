@@ -3,8 +3,10 @@
 // serving the same names from the same binary (dnsperf, 80 % names that
 // exist, 20 % that do not), the same signed with the DO bit, start-up time
 // and memory on SQLite and PostgreSQL, API create/update latency with
-// concurrent clients on PostgreSQL, and propagation from one node to
-// another sharing PostgreSQL, each at every size asked for. Everything runs
+// concurrent clients on PostgreSQL, TSIG-signed DNS UPDATE with as many
+// clients on PostgreSQL (beside the API) and on SQLite, and propagation
+// from one node to another sharing PostgreSQL, each at every size asked
+// for. Everything runs
 // on loopback and everything it starts, it stops.
 //
 //	go run ./bench -sizes 10000,100000,1000000
@@ -42,6 +44,7 @@ type result struct {
 	peakSQLite, peakPG       float64 // MiB, highest during start-up
 	rssServing, rssFile      float64 // MiB after the unsigned, file runs
 	create, update, prop     latencies
+	updatePG, updateSQLite   updateRun // DNS UPDATE
 	xfr                      xfrRun
 }
 
@@ -52,7 +55,7 @@ func main() {
 	ops := flag.Int("ops", 4000, "hostnames created (then updated) by the API clients")
 	updates := flag.Int("updates", 1000, "updates timed from node A to node B")
 	pg := flag.String("pg", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "PostgreSQL server (a database on it is created and dropped per size)")
-	skip := flag.String("skip", "", "parts to leave out: dns (SQLite start-up and dnsperf), pg (PostgreSQL start-up, API, propagation), account (the large account), million (its 1 000 000th name)")
+	skip := flag.String("skip", "", "parts to leave out: dns (SQLite start-up and dnsperf), pg (PostgreSQL start-up, API, propagation), update (DNS UPDATE on both stores), account (the large account), million (its 1 000 000th name)")
 	account := flag.Int("account", 200_000, "hostnames created through the API into one account, in bands")
 	bandSize := flag.Int("band", 10_000, "creates per band of the large account")
 	bin := flag.String("bin", "bin/coredns", "the built binary (go build -o bin/coredns ./coredns-build)")
@@ -105,7 +108,9 @@ func measure(bin, pg string, n, seconds, clients, ops, updates int, skip string)
 		return r, err
 	}
 	defer os.RemoveAll(dir)
-	writeKey(dir)
+	if err := writeKey(dir); err != nil {
+		return r, err
+	}
 	queries := filepath.Join(dir, "queries")
 	if err := writeZone(filepath.Join(dir, "zone"), n); err != nil {
 		return r, err
@@ -118,8 +123,14 @@ func measure(bin, pg string, n, seconds, clients, ops, updates int, skip string)
 			return r, err
 		}
 	}
+	dnsUpdate := !strings.Contains(skip, "update")
 	if !strings.Contains(skip, "pg") {
-		if err := measurePG(&r, bin, dir, pg, clients, ops, updates); err != nil {
+		if err := measurePG(&r, bin, dir, pg, clients, ops, updates, dnsUpdate); err != nil {
+			return r, err
+		}
+	}
+	if dnsUpdate {
+		if err := measureUpdateSQLite(&r, bin, dir, clients, ops); err != nil {
 			return r, err
 		}
 	}
@@ -176,8 +187,9 @@ func measureDNS(r *result, bin, dir, queries string, seconds int) error {
 }
 
 // measurePG: on PostgreSQL, start-up and memory, API latency under
-// concurrent clients, then propagation to a second node.
-func measurePG(r *result, bin, dir, pg string, clients, ops, updates int) error {
+// concurrent clients, the same through DNS UPDATE (when dnsUpdate), then
+// propagation to a second node.
+func measurePG(r *result, bin, dir, pg string, clients, ops, updates int, dnsUpdate bool) error {
 	n := r.names
 	pgURL, drop, err := pgDatabase(pg, fmt.Sprintf("hostmint_bench_%d", n))
 	if err != nil {
@@ -205,6 +217,12 @@ func measurePG(r *result, bin, dir, pg string, clients, ops, updates int) error 
 	r.rssPG, r.peakPG = a.rss()
 	if r.create, r.update, err = apiBench(a, clients, ops); err != nil {
 		return err
+	}
+	if dnsUpdate {
+		if r.updatePG, err = updateBench(a, clients, ops); err != nil {
+			return err
+		}
+		log.Printf("%d names: DNS UPDATE on PostgreSQL done", n)
 	}
 	b, err := start(bin, dir, pgCorefile)
 	if err != nil {

@@ -22,7 +22,8 @@ type server struct {
 	started  time.Duration // until it answered the probe name
 }
 
-// hostnameCorefile serves the bench zone from store (dialect and DSN).
+// hostnameCorefile serves the bench zone from store (dialect and DSN),
+// taking signed DNS UPDATE (whose TSIG secrets the certificate key seals).
 func hostnameCorefile(dnsPort, apiPort int, dir, dialect, dsn string) string {
 	return fmt.Sprintf(`%s:%d {
     bind 127.0.0.1
@@ -32,6 +33,7 @@ func hostnameCorefile(dnsPort, apiPort int, dir, dialect, dsn string) string {
         api 127.0.0.1:%d
         admin_token_file %s/admin.token
         cert_encryption_key_file %s/cert.key
+        dynamic_update
         domain %s
         nameserver ns1.%s 127.0.0.1:%d
         %s

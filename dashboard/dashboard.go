@@ -1,8 +1,8 @@
 // Package dashboard is Hostmint's web dashboard, served under /dashboard/ on
 // the API's listener: the operator's view (accounts, domains, sign-in links)
-// and a team's view (hostnames, usage against the cap, API keys). Pages are
-// rendered on the server from embedded templates and work without
-// JavaScript; the one script only adds copy buttons.
+// and a team's view (hostnames, usage against the cap, API keys, TSIG
+// keys). Pages are rendered on the server from embedded templates and work
+// without JavaScript; the one script only adds copy buttons.
 //
 // Every form post calls the same rules the API's handlers call (accounts,
 // hostnames, domains), so what is allowed and the error messages are the
@@ -48,6 +48,13 @@ type Config struct {
 	// Guesses throttles wrong admin tokens at sign-in, with the API's;
 	// nil: a throttle of the dashboard's own.
 	Guesses *ratelimit.Guesses
+	// DNSAddr is the DNS server's "host:port" as a TSIG key's snippets
+	// name it; empty: the placeholders NAMESERVER and 53.
+	DNSAddr string
+	// TSIGServed waits (briefly) until this node's DNS servers verify
+	// signatures of the TSIG key named name, as the API's does; nil: the
+	// key is shown at once.
+	TSIGServed func(ctx context.Context, name string)
 }
 
 // Handler serves the dashboard.
@@ -115,6 +122,8 @@ func New(cfg Config, a *accounts.Service, h hostnames.Rules, d *domains.Service,
 	m.HandleFunc("GET "+Prefix+"team", dh.session(teamOnly, dh.teamPage))
 	m.HandleFunc("POST "+Prefix+"team/keys", dh.session(teamOnly, dh.createKey))
 	m.HandleFunc("POST "+Prefix+"team/keys/{id}/revoke", dh.session(teamOnly, dh.revokeKey))
+	m.HandleFunc("POST "+Prefix+"team/tsig-keys", dh.session(teamOnly, dh.createTSIGKey))
+	m.HandleFunc("POST "+Prefix+"team/tsig-keys/{id}/revoke", dh.session(teamOnly, dh.revokeTSIGKey))
 	m.HandleFunc("POST "+Prefix+"team/hostnames", dh.session(teamOnly, dh.createHostname))
 	m.HandleFunc("GET "+Prefix+"team/hostnames/{id}", dh.session(teamOnly, dh.hostnamePage))
 	m.HandleFunc("POST "+Prefix+"team/hostnames/{id}/update", dh.session(teamOnly, dh.updateHostname))

@@ -1,6 +1,7 @@
 package dashboard_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -23,6 +24,7 @@ import (
 	"github.com/hostmint/hostmint/domains"
 	"github.com/hostmint/hostmint/hostnames"
 	"github.com/hostmint/hostmint/profile"
+	"github.com/hostmint/hostmint/seal"
 	"github.com/hostmint/hostmint/storage"
 	"github.com/hostmint/hostmint/storage/storagetest"
 )
@@ -40,12 +42,27 @@ type site struct {
 
 func newSite(t *testing.T, d storage.Dialect, profile profile.Profile, baseURL string) *site {
 	t.Helper()
-	return newSiteAudited(t, d, profile, baseURL, true)
+	return newSiteWith(t, d, profile, baseURL, siteOptions{})
 }
 
 // newSiteAudited is newSite with (audited) or without an audit log, as a
 // deployment is built with one or not.
 func newSiteAudited(t *testing.T, d storage.Dialect, profile profile.Profile, baseURL string, audited bool) *site {
+	t.Helper()
+	return newSiteWith(t, d, profile, baseURL, siteOptions{unaudited: !audited})
+}
+
+// siteOptions are the ways a deployment may differ from newSite's.
+type siteOptions struct {
+	unaudited bool   // no audit log
+	sealed    bool   // with sealKey as the certificate encryption key (none: TSIG keys answer 501)
+	dnsAddr   string // dashboard.Config.DNSAddr
+}
+
+// sealKey is a sealed site's certificate encryption key.
+var sealKey = seal.Key(bytes.Repeat([]byte{7}, 32))
+
+func newSiteWith(t *testing.T, d storage.Dialect, profile profile.Profile, baseURL string, o siteOptions) *site {
 	t.Helper()
 	dsn := storagetest.DSN(t, d)
 	store, err := storage.Open(context.Background(), d, dsn)
@@ -60,9 +77,13 @@ func newSiteAudited(t *testing.T, d storage.Dialect, profile profile.Profile, ba
 	t.Cleanup(func() { db.Close() })
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	auth := accounts.NewAuthenticator(store)
-	acc := accounts.New(store, profile, auth)
+	var key seal.Key
+	if o.sealed {
+		key = sealKey
+	}
+	acc := accounts.New(store, profile, auth).WithTSIG(key, nil)
 	hs := hostnames.New(store, hostnames.Config{Profile: profile, IdleExpiry: 7 * 24 * time.Hour}, log)
-	doms := domains.New(store, nil)
+	doms := domains.New(store, key)
 	if err := doms.Ensure(context.Background(), []string{"example.org"}); err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +94,7 @@ func newSiteAudited(t *testing.T, d storage.Dialect, profile profile.Profile, ba
 		baseURL = srv.URL
 	}
 	var audits *audit.Log
-	if audited {
+	if !o.unaudited {
 		audits = audit.New(store, log)
 	}
 	// The test client is a trusted proxy: a request says it came over TLS
@@ -81,7 +102,7 @@ func newSiteAudited(t *testing.T, d storage.Dialect, profile profile.Profile, ba
 	api := adminapi.New(adminapi.Config{Profile: profile, BaseURL: baseURL, AdminToken: adminToken, Audit: audits,
 		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}, hostnames.DefaultRules(hs), acc, auth, doms, log)
 	dash := dashboard.New(dashboard.Config{Profile: profile, BaseURL: baseURL, AdminToken: adminToken, Audit: audits,
-		TLS: api.OverTLS}, acc, hostnames.DefaultRules(hs), doms, log)
+		TLS: api.OverTLS, DNSAddr: o.dnsAddr}, acc, hostnames.DefaultRules(hs), doms, log)
 	h = dashboard.Mount(api, dash)
 	return &site{t: t, url: srv.URL, accounts: acc, db: db}
 }

@@ -45,6 +45,10 @@ type teamView struct {
 	Reaches   []reachOption
 	KeyForm   *form
 	NewKey    *newKey
+	TSIGKeys  []tsigRow
+	TSIGForm  *form
+	NewTSIG   *newTSIG
+	Algs      []string // the TSIG form's algorithms
 	HostForm  *form    // the new-hostname form
 	Domains   []string // [P2] the team's domains, for that form
 	CertModes []string // [P2]
@@ -113,6 +117,14 @@ func (h *Handler) renderTeam(w http.ResponseWriter, r *http.Request, v *visit, s
 	for _, k := range ks {
 		tv.Keys = append(tv.Keys, keyRow{APIKey: k, Grants: grants(access.ParseScopes(k.Scopes), names)})
 	}
+	ts, err := h.accounts.TSIGKeys(ctx, acct.ID)
+	if err != nil {
+		h.failed(w, r, err)
+		return
+	}
+	for _, k := range ts {
+		tv.TSIGKeys = append(tv.TSIGKeys, tsigRow{TSIGKey: k, Grants: grants(access.ParseScopes(k.Scopes), names)})
+	}
 	if h.cfg.Profile.Teams() {
 		tv.Scopes = []string{access.HostnamesRead, access.HostnamesWrite, access.DNS01Write}
 		tv.Reaches = []reachOption{{"team", "The whole team"}}
@@ -135,6 +147,13 @@ func (h *Handler) renderTeam(w http.ResponseWriter, r *http.Request, v *visit, s
 		tv.KeyForm.Values["scope"] = strings.Join(tv.Scopes, "\n")
 		tv.KeyForm.Values["reach"] = "team"
 	}
+	if tv.TSIGForm == nil {
+		tv.TSIGForm = newForm()
+		tv.TSIGForm.Values["scope"] = strings.Join(tv.Scopes, "\n")
+		tv.TSIGForm.Values["reach"] = "team"
+		tv.TSIGForm.Values["algorithm"] = accounts.HMACSHA256
+	}
+	tv.Algs = []string{accounts.HMACSHA256, accounts.HMACSHA512}
 	if tv.HostForm == nil {
 		tv.HostForm = newForm()
 	}
@@ -162,6 +181,35 @@ func grants(scopes []access.Scope, names map[string]string) []string {
 	return out
 }
 
+// scopesOf reads the scope checkboxes and the reach select of a key form
+// (an API key's, a TSIG key's) into f, and returns the scopes they grant:
+// [P2] only; [P1] keys are the whole account's.
+func (h *Handler) scopesOf(r *http.Request, f *form) []access.Scope {
+	f.Values["reach"] = r.PostFormValue("reach")
+	f.Values["scope"] = strings.Join(r.PostForm["scope"], "\n")
+	if !h.cfg.Profile.Teams() {
+		return nil
+	}
+	if len(r.PostForm["scope"]) == 0 {
+		f.Errors["scope"] = "choose at least one scope"
+	}
+	var reach access.Scope
+	switch kind, val, _ := strings.Cut(f.Values["reach"], ":"); kind {
+	case "team":
+	case "domain":
+		reach.Domain = val
+	case "hostname":
+		reach.Hostname = val
+	default:
+		f.Errors["reach"] = "choose the whole team, one domain or one hostname"
+	}
+	var out []access.Scope
+	for _, s := range r.PostForm["scope"] {
+		out = append(out, access.Scope{Scope: s, Domain: reach.Domain, Hostname: reach.Hostname})
+	}
+	return out
+}
+
 // keyFields: the API field a rule's message starts with, and the form field.
 var keyFields = map[string]string{"name": "name", "scopes": "scope", "expires_at": "lifetime"}
 
@@ -173,9 +221,7 @@ func (h *Handler) createKey(w http.ResponseWriter, r *http.Request, v *visit) {
 	f := newForm()
 	f.Values["name"] = strings.TrimSpace(r.PostFormValue("name"))
 	f.Values["lifetime"] = strings.TrimSpace(r.PostFormValue("lifetime"))
-	f.Values["reach"] = r.PostFormValue("reach")
-	f.Values["scope"] = strings.Join(r.PostForm["scope"], "\n")
-	in := accounts.KeyInput{Name: f.Values["name"]}
+	in := accounts.KeyInput{Name: f.Values["name"], Scopes: h.scopesOf(r, f)}
 	if d := f.Values["lifetime"]; d != "" {
 		days, err := strconv.Atoi(d)
 		if err != nil || days < 1 || days > maxLifetimeDays {
@@ -183,24 +229,6 @@ func (h *Handler) createKey(w http.ResponseWriter, r *http.Request, v *visit) {
 		} else {
 			exp := time.Now().Add(time.Duration(days) * 24 * time.Hour)
 			in.ExpiresAt = &exp
-		}
-	}
-	if h.cfg.Profile.Teams() {
-		if len(r.PostForm["scope"]) == 0 {
-			f.Errors["scope"] = "choose at least one scope"
-		}
-		var reach access.Scope
-		switch kind, val, _ := strings.Cut(f.Values["reach"], ":"); kind {
-		case "team":
-		case "domain":
-			reach.Domain = val
-		case "hostname":
-			reach.Hostname = val
-		default:
-			f.Errors["reach"] = "choose the whole team, one domain or one hostname"
-		}
-		for _, s := range r.PostForm["scope"] {
-			in.Scopes = append(in.Scopes, access.Scope{Scope: s, Domain: reach.Domain, Hostname: reach.Hostname})
 		}
 	}
 	if f.Failed() {

@@ -31,6 +31,7 @@ targets=(
 	"./records FuzzParse"
 	"./domains FuzzNormalize"
 	"./domains FuzzParseCAA"
+	"./dnsupdate FuzzUpdate"
 )
 
 # Every fuzz function in the tree is listed: one left out would never run.

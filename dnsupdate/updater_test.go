@@ -1,0 +1,206 @@
+package dnsupdate_test
+
+import (
+	"context"
+	"crypto/rand"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hostmint/hostmint/accounts"
+	"github.com/hostmint/hostmint/dnsupdate"
+	"github.com/hostmint/hostmint/domains"
+	"github.com/hostmint/hostmint/hostnames"
+	"github.com/hostmint/hostmint/profile"
+	"github.com/hostmint/hostmint/seal"
+	"github.com/hostmint/hostmint/storage"
+	"github.com/hostmint/hostmint/storage/storagetest"
+	"github.com/miekg/dns"
+)
+
+// door is an Updater over a fresh store, with one account on the pro plan
+// and one TSIG key of it (all scopes, the whole account).
+type door struct {
+	u     *dnsupdate.Updater
+	store *storage.Store
+	key   string // the TSIG key's name
+	ring  *accounts.Keyring
+}
+
+func newDoor(tb testing.TB, d storage.Dialect) *door {
+	tb.Helper()
+	ctx := context.Background()
+	store := storagetest.Open(tb, d)
+	k := make(seal.Key, 32)
+	rand.Read(k)
+	if _, err := domains.New(store, k).Create(ctx, domains.Input{Name: ptr("example.org")}); err != nil {
+		tb.Fatal(err)
+	}
+	ring := accounts.NewKeyring(store, k)
+	accts := accounts.New(store, profile.P1, nil).WithTSIG(k, ring.Forget)
+	a, err := accts.Create(ctx, accounts.Input{Name: ptr("a"), Plan: ptr("pro")})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	nk, err := accts.CreateTSIGKey(ctx, a.ID, nil, accounts.TSIGInput{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := ring.Load(ctx, store.Reader()); err != nil {
+		tb.Fatal(err)
+	}
+	hs := hostnames.New(store, hostnames.Config{Profile: profile.P1, IdleExpiry: time.Hour}, slog.New(slog.DiscardHandler))
+	return &door{u: dnsupdate.New(store, ring, hostnames.DefaultRules(hs), profile.P1), store: store, key: nk.Key.KeyName, ring: ring}
+}
+
+func ptr(s string) *string { return &s }
+
+// msg builds an UPDATE of zone: prereqs and updates in presentation form.
+func msg(tb testing.TB, zone string, prereqs, updates []string) *dns.Msg {
+	tb.Helper()
+	m := new(dns.Msg)
+	m.SetUpdate(dns.Fqdn(zone))
+	for _, s := range prereqs {
+		m.Answer = append(m.Answer, rr(tb, s))
+	}
+	for _, s := range updates {
+		m.Ns = append(m.Ns, rr(tb, s))
+	}
+	return m
+}
+
+// rr reads a record; "NAME ANY TYPE" and "NAME NONE TYPE" are the
+// rdata-less forms of prerequisites and deletes.
+func rr(tb testing.TB, s string) dns.RR {
+	tb.Helper()
+	f := strings.Fields(s)
+	if len(f) == 3 && (f[1] == "ANY" || f[1] == "NONE") {
+		f = []string{f[0], "0", f[1], f[2]}
+	}
+	if len(f) == 4 && (f[2] == "ANY" || f[2] == "NONE") {
+		h := dns.RR_Header{Name: dns.Fqdn(f[0]), Rrtype: dns.StringToType[f[3]], Class: dns.StringToClass[f[2]]}
+		return &dns.ANY{Hdr: h}
+	}
+	r, err := dns.NewRR(s)
+	if err != nil {
+		tb.Fatalf("%q: %v", s, err)
+	}
+	return r
+}
+
+// send hands m to the door as the server does: read from the wire.
+func (d *door) send(tb testing.TB, m *dns.Msg) dnsupdate.Answer {
+	tb.Helper()
+	b, err := m.Pack()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	wire := new(dns.Msg)
+	if err := wire.Unpack(b); err != nil {
+		tb.Fatal(err)
+	}
+	a, err := d.u.Update(context.Background(), d.key+".", "127.0.0.1:53", wire)
+	if err != nil {
+		tb.Fatalf("Update: %v", err)
+	}
+	return a
+}
+
+// addr is the address the store serves for label, or "".
+func (d *door) addr(tb testing.TB, label string) string {
+	tb.Helper()
+	dom, err := d.store.Reader().DomainByName(context.Background(), "example.org")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	h, err := d.store.Reader().HostnameByLabel(context.Background(), dom.ID, label)
+	if err != nil {
+		return ""
+	}
+	return h.Addrs
+}
+
+func TestUpdate(t *testing.T) {
+	for _, dialect := range storagetest.Dialects {
+		t.Run(string(dialect), func(t *testing.T) {
+			t.Parallel()
+			d := newDoor(t, dialect)
+			if a := d.send(t, msg(t, "example.org", nil, []string{"web.example.org. 60 IN A 198.41.0.4"})); a.Rcode != dns.RcodeSuccess {
+				t.Fatalf("mint: %v", a.EDE)
+			}
+			for _, tc := range []struct {
+				name             string
+				zone             string
+				prereqs, updates []string
+				rcode            int
+				ede              string // in the Extended DNS Error's text
+				web              string // web.example.org's address after it
+			}{
+				{name: "the same address again", updates: []string{"web.example.org. 60 IN A 198.41.0.4"}, web: "198.41.0.4"},
+				{name: "delete what is not there", updates: []string{"web.example.org. 0 NONE A 198.41.0.5", "none.example.org. 0 ANY A"}, web: "198.41.0.4"},
+				{name: "repoint", updates: []string{"web.example.org. 0 ANY A", "web.example.org. 60 IN AAAA 2606:4700::1"}, web: "2606:4700::1"},
+				{name: "prerequisite yxdomain holds", prereqs: []string{"web.example.org ANY ANY"}, web: "2606:4700::1"},
+				{name: "prerequisite nxdomain fails", prereqs: []string{"web.example.org NONE ANY"}, updates: []string{"web.example.org. 0 ANY AAAA"},
+					rcode: dns.RcodeYXDomain, ede: "web.example.org is in use", web: "2606:4700::1"},
+				{name: "prerequisite yxrrset fails", prereqs: []string{"web.example.org ANY A"}, rcode: dns.RcodeNXRrset, web: "2606:4700::1"},
+				{name: "prerequisite nxrrset fails", prereqs: []string{"web.example.org NONE AAAA"}, rcode: dns.RcodeYXRrset, web: "2606:4700::1"},
+				{name: "value prerequisite holds", prereqs: []string{"web.example.org. 0 IN AAAA 2606:4700::1"}, web: "2606:4700::1"},
+				{name: "value prerequisite fails", prereqs: []string{"web.example.org. 0 IN AAAA 2606:4700::2"}, rcode: dns.RcodeNXRrset, web: "2606:4700::1"},
+				{name: "two addresses", updates: []string{"web.example.org. 60 IN A 198.41.0.4"}, rcode: dns.RcodeRefused, ede: "holds one address", web: "2606:4700::1"},
+				{name: "a rule refuses: all or nothing", updates: []string{"web.example.org. 0 ANY AAAA", "web.example.org. 60 IN A 198.41.0.9", "new.example.org. 60 IN A 10.1.1.1"},
+					rcode: dns.RcodeRefused, ede: "FORBIDDEN: private and reserved addresses need the Business plan", web: "2606:4700::1"},
+				{name: "a bad label", updates: []string{"-bad-.example.org. 60 IN A 198.41.0.4"}, rcode: dns.RcodeRefused, ede: "BAD_REQUEST", web: "2606:4700::1"},
+				{name: "not writable", updates: []string{"example.org. 60 IN TXT \"x\""}, rcode: dns.RcodeRefused, ede: "apex", web: "2606:4700::1"},
+				{name: "not a type of a profile-1 hostname", updates: []string{"web.example.org. 60 IN MX 10 mx.example.net."}, rcode: dns.RcodeRefused, ede: "takes A and AAAA", web: "2606:4700::1"},
+				{name: "outside the zone", updates: []string{"web.example.net. 60 IN A 198.41.0.4"}, rcode: dns.RcodeNotZone, web: "2606:4700::1"},
+				{name: "a zone not served", zone: "example.net", updates: []string{"web.example.net. 60 IN A 198.41.0.4"}, rcode: dns.RcodeNotAuth, web: "2606:4700::1"},
+				{name: "prerequisite with a TTL", prereqs: []string{"web.example.org. 60 IN AAAA 2606:4700::1"}, rcode: dns.RcodeFormatError, web: "2606:4700::1"},
+				{name: "add of a meta type", updates: []string{"web.example.org. 60 IN ANY"}, rcode: dns.RcodeFormatError, web: "2606:4700::1"},
+				{name: "challenge value", updates: []string{"_acme-challenge.web.example.org. 60 IN TXT \"" + strings.Repeat("v", 43) + "\""}, web: "2606:4700::1"},
+				{name: "challenge value malformed", updates: []string{"_acme-challenge.web.example.org. 60 IN TXT \"short\""}, rcode: dns.RcodeRefused, ede: "43 characters", web: "2606:4700::1"},
+				{name: "release", updates: []string{"web.example.org. 0 ANY ANY"}, web: ""},
+			} {
+				zone := tc.zone
+				if zone == "" {
+					zone = "example.org"
+				}
+				a := d.send(t, msg(t, zone, tc.prereqs, tc.updates))
+				if a.Rcode != tc.rcode {
+					t.Errorf("%s: %s (%v), want %s", tc.name, dns.RcodeToString[a.Rcode], a.EDE, dns.RcodeToString[tc.rcode])
+				}
+				if tc.ede != "" && (a.EDE == nil || !strings.Contains(a.EDE.ExtraText, tc.ede)) {
+					t.Errorf("%s: EDE %v, want it to say %q", tc.name, a.EDE, tc.ede)
+				}
+				if got := d.addr(t, "web"); got != tc.web {
+					t.Errorf("%s: web.example.org serves %q, want %q", tc.name, got, tc.web)
+				}
+			}
+			if got := d.addr(t, "new"); got != "" {
+				t.Errorf("new.example.org was minted by a refused message: %q", got)
+			}
+		})
+	}
+}
+
+// A message whose zone section is not one SOA question is FORMERR, and a
+// key the ring does not hold (revoked) is refused before anything is read.
+func TestUpdateRefusesEarly(t *testing.T) {
+	t.Parallel()
+	d := newDoor(t, storage.SQLite)
+	m := msg(t, "example.org", nil, []string{"web.example.org. 60 IN A 198.41.0.4"})
+	m.Question[0].Qtype = dns.TypeA
+	if a := d.send(t, m); a.Rcode != dns.RcodeFormatError {
+		t.Errorf("zone section of type A: %s", dns.RcodeToString[a.Rcode])
+	}
+	m = msg(t, "example.org", nil, nil)
+	for range dnsupdate.MaxUpdates + 1 {
+		m.Ns = append(m.Ns, rr(t, "web.example.org. 60 IN A 198.41.0.4"))
+	}
+	if a := d.send(t, m); a.Rcode != dns.RcodeFormatError {
+		t.Errorf("%d updates: %s", len(m.Ns), dns.RcodeToString[a.Rcode])
+	}
+	if _, err := d.u.Update(context.Background(), "nobody.tsig.", "127.0.0.1:53", msg(t, "example.org", nil, nil)); err == nil {
+		t.Error("a key that is not in the ring was taken")
+	}
+}
