@@ -296,3 +296,40 @@ func TestUpdateRevokedAcrossNodes(t *testing.T) {
 	b.refusedUpdate(k, "update delete node.example.org A", "NOTAUTH")
 	b.resolves("node.example.org", dns.TypeA, "198.41.0.4")
 }
+
+// An UPDATE reaches a secondary by NOTIFY and IXFR, with the stock tsig
+// plugin (the transfers' key) in the same server block.
+func TestUpdateReachesSecondary(t *testing.T) {
+	t.Parallel()
+	knotPort := freePort(t)
+	o := updateOptions(t, storage.SQLite, 1)
+	o.block = []string{
+		fmt.Sprintf("transfer {\n    to 127.0.0.1:%d\n  }", knotPort),
+		fmt.Sprintf("tsig {\n    secret %s %s\n    require AXFR IXFR\n  }", xfrKeyName, xfrSecret),
+	}
+	s, _ := spawn(t, o)
+	acct, _ := s.account("pro")
+	k := s.tsig("/api/admin/accounts/"+acct+"/tsig-keys", s.admin, nil)
+	s.mustUpdate(k, "update add first.example.org 60 A 198.41.0.4")
+	knot := startSecondary(t, "knot", knotPort, s.dnsAddr)
+	synced := func() bool {
+		a, okA := serialAt(s.dnsAddr)
+		b, okB := serialAt(knot.addr)
+		return okA && okB && a == b
+	}
+	if !within(15*time.Second, synced) {
+		t.Fatal("knot did not load the zone")
+	}
+	s.mustUpdate(k, "update delete first.example.org A\nupdate add first.example.org 60 A 198.41.0.5\nupdate add second.example.org 60 A 198.41.0.6")
+	if !within(time.Second, func() bool {
+		return sameAnswers(s.dnsAddr, knot.addr, []string{"first.example.org", "second.example.org"}) == ""
+	}) {
+		t.Fatal("knot did not follow the UPDATE within 1 s")
+	}
+	if !within(2*time.Second, knot.incremental) {
+		t.Error("knot's log shows no incremental transfer (IXFR)")
+	}
+	// The transfers' key is no key of an account: it signs no UPDATE.
+	xfr := tsigKey{name: strings.TrimSuffix(xfrKeyName, "."), secret: xfrSecret}
+	s.refusedUpdate(xfr, "update add third.example.org 60 A 198.41.0.7", "NOTAUTH")
+}
