@@ -140,7 +140,8 @@ func Start(cfg Config, newIndex NewIndex) (*App, error) {
 	}, rules, accts, n.auth, doms, logger)
 	// The dashboard shares the listener and calls the same rules as the API.
 	dash := dashboard.New(dashboard.Config{Profile: prof, BaseURL: cfg.BaseURL, AdminToken: token,
-		Audit: audits, Address: srv.ClientAddr, TLS: srv.OverTLS, Guesses: n.guesses}, accts, rules, doms, logger)
+		Audit: audits, Address: srv.ClientAddr, TLS: srv.OverTLS, Guesses: n.guesses,
+		DNSAddr: cfg.updateAddr(), TSIGServed: tsigServed}, accts, rules, doms, logger)
 	api, err := acquireListener(cfg.API, dashboard.Mount(srv, dash))
 	if err != nil {
 		n.release()
@@ -185,6 +186,17 @@ func (cfg *Config) cas() []certs.CA {
 		}
 	}
 	return out
+}
+
+// updateAddr is where the dashboard's snippets send UPDATE: the first
+// nameserver with an address.
+func (cfg *Config) updateAddr() string {
+	for _, ns := range cfg.Nameservers {
+		if ns.Addr != "" {
+			return ns.Addr
+		}
+	}
+	return ""
 }
 
 // diagnosed are the nameservers a diagnose report asks (those with an address).
