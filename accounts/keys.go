@@ -90,7 +90,7 @@ func (s *Service) issue(ctx context.Context, accountID string, scopes []access.S
 			return err
 		}
 		if by != nil {
-			if err := within(ctx, tx, by, scopes); err != nil {
+			if err := within(ctx, tx.Queries, by, scopes); err != nil {
 				return err
 			}
 		}

@@ -104,11 +104,11 @@ func (s *Service) CreateTSIGKey(ctx context.Context, accountID string, by *acces
 
 // within is nil when every scope in scopes is one that by holds, with a
 // reach inside by's: a key cannot mint a key that does more than it may.
-func within(ctx context.Context, tx *storage.Tx, by *access.Principal, scopes []access.Scope) error {
+func within(ctx context.Context, q storage.Queries, by *access.Principal, scopes []access.Scope) error {
 	for i, sc := range scopes {
 		t := access.Target{Hostname: sc.Hostname, Domain: sc.Domain}
 		if sc.Hostname != "" {
-			h, err := tx.Hostname(ctx, sc.Hostname)
+			h, err := q.Hostname(ctx, sc.Hostname)
 			if err != nil {
 				return err
 			}
@@ -131,25 +131,51 @@ func within(ctx context.Context, tx *storage.Tx, by *access.Principal, scopes []
 	return nil
 }
 
-// TSIGKeys lists an account's TSIG keys (not revoked), without secrets.
-func (s *Service) TSIGKeys(ctx context.Context, accountID string) ([]storage.TSIGKey, error) {
+// TSIGKeys lists an account's TSIG keys (not revoked), without secrets;
+// by (a bearer key, nil for the operator and the dashboard) sees only the
+// keys within its own scopes and reach.
+func (s *Service) TSIGKeys(ctx context.Context, accountID string, by *access.Principal) ([]storage.TSIGKey, error) {
 	if _, err := s.Get(ctx, accountID); err != nil {
 		return nil, err
 	}
-	return s.store.Reader().TSIGKeys(ctx, accountID)
+	q := s.store.Reader()
+	ks, err := q.TSIGKeys(ctx, accountID)
+	if err != nil || by == nil {
+		return ks, err
+	}
+	out := ks[:0]
+	for _, k := range ks {
+		err := within(ctx, q, by, access.ParseScopes(k.Scopes))
+		if _, refused := apierror.As(err); refused {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		out = append(out, k)
+	}
+	return out, nil
 }
 
 // RevokeTSIGKey stops a TSIG key signing, on every node at once (the change
 // feed drops it from every node's key set). accountID, when not empty, is
-// the only account whose key may be revoked (a bearer's own team): another
-// team's key is not found.
-func (s *Service) RevokeTSIGKey(ctx context.Context, accountID, id string) error {
+// the only account whose key may be revoked (a bearer's own team, or the
+// dashboard's); by, a bearer key, may revoke only keys within its own
+// scopes and reach. A key it may not revoke is not found.
+func (s *Service) RevokeTSIGKey(ctx context.Context, accountID string, by *access.Principal, id string) error {
 	_, err := s.store.Write(ctx, func(ctx context.Context, tx *storage.Tx) error {
 		k, err := tx.TSIGKey(ctx, id)
 		if errors.Is(err, storage.ErrNotFound) || err == nil && (k.RevokedAt != 0 || accountID != "" && k.AccountID != accountID) {
 			return apierror.NotFound("TSIG key not found")
 		} else if err != nil {
 			return err
+		}
+		if by != nil {
+			err := within(ctx, tx.Queries, by, access.ParseScopes(k.Scopes))
+			if _, refused := apierror.As(err); refused {
+				return apierror.NotFound("TSIG key not found")
+			} else if err != nil {
+				return err
+			}
 		}
 		if err := tx.RevokeTSIGKey(ctx, id, s.now().UnixMilli()); err != nil {
 			return err

@@ -65,7 +65,7 @@ func (s *Server) listTSIGKeys(c *call) (int, any, error) {
 	if c.principal != nil {
 		account = c.principal.AccountID
 	}
-	ks, err := s.accounts.TSIGKeys(c.r.Context(), account)
+	ks, err := s.accounts.TSIGKeys(c.r.Context(), account, c.principal)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -81,7 +81,7 @@ func (s *Server) revokeTSIGKey(c *call) (int, any, error) {
 	if c.principal != nil {
 		account = c.principal.AccountID
 	}
-	if err := s.accounts.RevokeTSIGKey(c.r.Context(), account, c.r.PathValue("key_id")); err != nil {
+	if err := s.accounts.RevokeTSIGKey(c.r.Context(), account, c.principal, c.r.PathValue("key_id")); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, map[string]bool{"revoked": true}, nil

@@ -117,7 +117,7 @@ func (h *Handler) renderTeam(w http.ResponseWriter, r *http.Request, v *visit, s
 	for _, k := range ks {
 		tv.Keys = append(tv.Keys, keyRow{APIKey: k, Grants: grants(access.ParseScopes(k.Scopes), names)})
 	}
-	ts, err := h.accounts.TSIGKeys(ctx, acct.ID)
+	ts, err := h.accounts.TSIGKeys(ctx, acct.ID, nil)
 	if err != nil {
 		h.failed(w, r, err)
 		return

@@ -65,7 +65,7 @@ func (h *Handler) createTSIGKey(w http.ResponseWriter, r *http.Request, v *visit
 
 func (h *Handler) revokeTSIGKey(w http.ResponseWriter, r *http.Request, v *visit) {
 	id := r.PathValue("id")
-	if err := h.accounts.RevokeTSIGKey(r.Context(), v.sess.AccountID, id); err != nil {
+	if err := h.accounts.RevokeTSIGKey(r.Context(), v.sess.AccountID, nil, id); err != nil {
 		h.failed(w, r, err)
 		return
 	}

@@ -79,7 +79,7 @@ func TestTeamTSIGKeys(t *testing.T) {
 			if p.status != http.StatusCreated || secret == "" {
 				t.Fatalf("create: %d %s", p.status, p.body)
 			}
-			ks, err := s.accounts.TSIGKeys(t.Context(), team)
+			ks, err := s.accounts.TSIGKeys(t.Context(), team, nil)
 			if err != nil || len(ks) != 1 {
 				t.Fatalf("keys: %v %+v", err, ks)
 			}
@@ -118,7 +118,7 @@ func TestTeamTSIGKeys(t *testing.T) {
 				`action="/dashboard/team/tsig-keys/`+k.ID+`/revoke"`)
 
 			b.post("/dashboard/team/tsig-keys/"+k.ID+"/revoke", url.Values{"csrf": {csrf}}).redirectsTo(t, "/dashboard/team")
-			if ks, _ := s.accounts.TSIGKeys(t.Context(), team); len(ks) != 0 {
+			if ks, _ := s.accounts.TSIGKeys(t.Context(), team, nil); len(ks) != 0 {
 				t.Errorf("keys after revoking: %+v", ks)
 			}
 			if view := b.get("/dashboard/team"); strings.Contains(view.body, k.KeyName) {
@@ -169,7 +169,7 @@ func TestTeamTSIGRefused(t *testing.T) {
 	p := b.post("/dashboard/team/tsig-keys", url.Values{"csrf": {csrf}, "name": {"ci"}, "algorithm": {"hmac-md5"}, "scope": {"dns01:write"}, "reach": {"team"}})
 	errorNext(t, p, 400, "tsig-algorithm-error", s.apiError("POST", "/api/admin/accounts/"+team+"/tsig-keys", adminToken,
 		map[string]any{"name": "ci", "algorithm": "hmac-md5"}))
-	if ks, _ := s.accounts.TSIGKeys(t.Context(), team); len(ks) != 0 {
+	if ks, _ := s.accounts.TSIGKeys(t.Context(), team, nil); len(ks) != 0 {
 		t.Fatalf("%d TSIG keys after refused forms", len(ks))
 	}
 
@@ -177,14 +177,14 @@ func TestTeamTSIGRefused(t *testing.T) {
 	if _, err := s.accounts.CreateTSIGKey(t.Context(), team, nil, accounts.TSIGInput{Name: "x"}); err != nil {
 		t.Fatal(err)
 	}
-	ks, _ := s.accounts.TSIGKeys(t.Context(), team)
+	ks, _ := s.accounts.TSIGKeys(t.Context(), team, nil)
 	b.post("/dashboard/team/tsig-keys/"+ks[0].ID+"/revoke", url.Values{"csrf": {csrf}}).redirectsTo(t, "/dashboard/team")
 	p = b.post("/dashboard/team/tsig-keys", url.Values{"csrf": {csrf}, "name": {"ci"}, "scope": {"dns01:write"}, "reach": {"team"}})
 	secret := p.shown(tsigSecret)
 	if p.status != http.StatusCreated || secret == "" {
 		t.Fatalf("create: %d", p.status)
 	}
-	ks, _ = s.accounts.TSIGKeys(t.Context(), team)
+	ks, _ = s.accounts.TSIGKeys(t.Context(), team, nil)
 	op := s.browser()
 	op.signInOperator(t)
 	audited := op.get(auditPath + "?account=" + team)
@@ -221,7 +221,7 @@ func TestTeamTSIGIsolation(t *testing.T) {
 	if p := alpha.post("/dashboard/team/tsig-keys/"+k.Key.ID+"/revoke", url.Values{"csrf": {csrf}}); p.status != http.StatusNotFound {
 		t.Errorf("revoking another team's TSIG key: %d", p.status)
 	}
-	if ks, _ := s.accounts.TSIGKeys(t.Context(), bravo); len(ks) != 1 {
+	if ks, _ := s.accounts.TSIGKeys(t.Context(), bravo, nil); len(ks) != 1 {
 		t.Errorf("Bravo's keys after Alpha's attempt: %+v", ks)
 	}
 }
@@ -237,7 +237,7 @@ func TestTeamTSIGWithoutKey(t *testing.T) {
 	msg := s.apiError("POST", "/api/admin/accounts/"+team+"/tsig-keys", adminToken, body)
 	p := b.post("/dashboard/team/tsig-keys", url.Values{"csrf": {csrf}, "name": {"ci"}, "scope": {"dns01:write"}, "reach": {"team"}})
 	errorNext(t, p, http.StatusNotImplemented, "tsig-error", msg)
-	if ks, _ := s.accounts.TSIGKeys(t.Context(), team); len(ks) != 0 {
+	if ks, _ := s.accounts.TSIGKeys(t.Context(), team, nil); len(ks) != 0 {
 		t.Errorf("keys: %+v", ks)
 	}
 }

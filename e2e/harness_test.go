@@ -35,6 +35,12 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	dnsserver.Quiet, caddy.Quiet = true, true
+	caddy.RegisterEventHook("e2e", func(ev caddy.EventName, info any) error {
+		if i, ok := info.(*caddy.Instance); ok && ev == caddy.InstanceStartupEvent {
+			instances.Store(string(i.Caddyfile().Body()), i)
+		}
+		return nil
+	})
 	code := m.Run()
 	cleanupBinary()
 	os.Exit(code)
@@ -159,9 +165,17 @@ func start(t testing.TB, o options) *server {
 	return s
 }
 
+// instances are the newest CoreDNS instance of each Corefile: a server
+// reloads itself when its TSIG keys change (dynamic_update), and the
+// instance the test started is then stopped already.
+var instances sync.Map // Corefile text -> *caddy.Instance
+
 // stop shuts the server down as SIGTERM does: the plugins' shutdown
 // callbacks (store, feed, API listener), then the servers.
 func (s *server) stop() {
+	if i, ok := instances.Load(s.corefile); ok && s.inst != nil {
+		s.inst = i.(*caddy.Instance)
+	}
 	if s.inst != nil {
 		for _, err := range s.inst.ShutdownCallbacks() {
 			s.t.Errorf("shutdown: %v", err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hostmint/hostmint/storage"
 	"github.com/miekg/dns"
 )
 
@@ -20,7 +21,8 @@ import (
 // credential, its certificate state; lists and counts never show it.
 func TestIsolationWalk(t *testing.T) {
 	t.Parallel()
-	s := start(t, options{profile: 2})
+	o := updateOptions(t, storage.SQLite, 2) // TSIG keys exist: a key of the team's is what the walk must not reach
+	s := start(t, o)
 	const a, b, x = "a.iso.example.net", "b.iso.example.net", "x.iso.example.net"
 	team, teamKey := s.team(t, a)
 	s.must(201, "POST", "/api/admin/domains", s.admin, map[string]any{"name": b, "account_id": team})
@@ -37,6 +39,7 @@ func TestIsolationWalk(t *testing.T) {
 	s.live(t, teamKey, target)
 	rec := s.must(201, "POST", "/api/v1/hostnames/"+target+"/records", teamKey, map[string]any{"type": "TXT", "name": "note", "text": "kept"}).str("id")
 	cred := s.acmeCredential(t, teamKey, target)
+	teamTSIG := s.tsig("/api/admin/accounts/"+team+"/tsig-keys", s.admin, nil)
 
 	scope := func(name, domain, hostname string) map[string]any {
 		m := map[string]any{"scope": name}
@@ -68,12 +71,16 @@ func TestIsolationWalk(t *testing.T) {
 		"POST /api/v1/hostnames/{id}/records":            map[string]any{"type": "TXT", "name": "intruder", "text": "x"},
 		"PUT /api/v1/hostnames/{id}/records/{record_id}": map[string]any{"type": "TXT", "name": "note", "text": "changed"},
 		"POST /api/v1/hostnames/{id}/certificate":        map[string]any{"csr": "-----BEGIN CERTIFICATE REQUEST-----\nAA==\n-----END CERTIFICATE REQUEST-----\n"},
+		"POST /api/v1/tsig-keys":                         map[string]any{"scopes": []map[string]any{scope("hostnames:write", "", target)}},
 	}
 	domainA := s.domainID(t, a)
 	paths := func(p string) string {
 		p = strings.ReplaceAll(p, "{record_id}", rec)
 		if strings.HasPrefix(p, "/api/v1/domains/") {
 			return strings.ReplaceAll(p, "{id}", domainA)
+		}
+		if strings.HasPrefix(p, "/api/v1/tsig-keys/") {
+			return strings.ReplaceAll(p, "{key_id}", teamTSIG.id)
 		}
 		return strings.ReplaceAll(p, "{id}", target)
 	}
@@ -100,9 +107,13 @@ func TestIsolationWalk(t *testing.T) {
 					k.key == otherKey && strings.Contains(raw, domainA)) {
 					t.Errorf("%s key: %s %s lists the team's objects: %s", k.name, op.method, op.path, r.raw)
 				}
-			case op.method == "POST" && op.path == "/api/v1/hostnames":
+			case op.method == "GET" && op.path == "/api/v1/tsig-keys":
+				if r.status == 200 && strings.Contains(string(r.raw), teamTSIG.id) {
+					t.Errorf("%s key: %s %s lists a TSIG key beyond its reach: %s", k.name, op.method, op.path, r.raw)
+				}
+			case op.method == "POST" && (op.path == "/api/v1/hostnames" || op.path == "/api/v1/tsig-keys"):
 				if r.status < 400 {
-					t.Errorf("%s key: created on the team's domain: %d %s", k.name, r.status, r.raw)
+					t.Errorf("%s key: %s %s made what reaches the team's hostname: %d %s", k.name, op.method, op.path, r.status, r.raw)
 				}
 			case r.status != 403 && r.status != 404:
 				t.Errorf("%s key: %s %s answered %d, want 403 or 404: %s", k.name, op.method, op.path, r.status, r.raw)
