@@ -79,10 +79,12 @@ func printTable(w io.Writer, rs []result, seconds, clients, ops, updates int, ma
 	row("DNS UPDATE create p99", "< 25 ms", func(r result) string { return ms(r.updatePG.create.p99) })
 	row("DNS UPDATE creates/s", "", func(r result) string { return qps(r.updatePG.create.perSecond) })
 	row("DNS UPDATE creates/s / API creates/s", ">= 0.8", func(r result) string { return ratio(r.updatePG.create, r.create) })
+	row("DNS UPDATE create, machine CPU per call", "", func(r result) string { return ms(r.updatePG.create.cpu) })
 	row("DNS UPDATE repoint p50", "", func(r result) string { return ms(r.updatePG.repoint.p50) })
 	row("DNS UPDATE repoint p99", "< 25 ms", func(r result) string { return ms(r.updatePG.repoint.p99) })
 	row("DNS UPDATE repoints/s", "", func(r result) string { return qps(r.updatePG.repoint.perSecond) })
 	row("DNS UPDATE repoints/s / API updates/s", ">= 0.8", func(r result) string { return ratio(r.updatePG.repoint, r.update) })
+	row("DNS UPDATE repoint, machine CPU per call", "", func(r result) string { return ms(r.updatePG.repoint.cpu) })
 	row("DNS UPDATE create p50, SQLite", "", func(r result) string { return ms(r.updateSQLite.create.p50) })
 	row("DNS UPDATE create p99, SQLite", "", func(r result) string { return ms(r.updateSQLite.create.p99) })
 	row("DNS UPDATE creates/s, SQLite", "", func(r result) string { return qps(r.updateSQLite.create.perSecond) })
@@ -101,9 +103,9 @@ func printTable(w io.Writer, rs []result, seconds, clients, ops, updates int, ma
 	row("seeding (bulk insert), PostgreSQL", "", func(r result) string { return sec(r.seedPG) })
 	fmt.Fprintf(w, "\n%d CPUs, %s (%s/%s, %s); dnsperf %d s a run, 4 clients; API: %d clients, %d creates then %d updates\n",
 		runtime.NumCPU(), cpuModel(), runtime.GOOS, runtime.GOARCH, runtime.Version(), seconds, clients, ops, ops)
-	fmt.Fprintf(w, "DNS UPDATE: %d clients (one account and one TSIG key each, one TCP connection each), %d creates (an A at a new label) then %d repoints (delete A + add A in one message), hmac-sha256;\n"+
-		"on PostgreSQL on the API's server right after it, against whose rates the ratios are; the API is not measured on SQLite, so the SQLite rows stand alone\n",
-		clients, ops, ops)
+	fmt.Fprintf(w, "DNS UPDATE: %d clients, one account, TSIG key (hmac-sha256) and TCP connection each; %d creates (an A at a new label),\n"+
+		"then %d repoints (delete A + add A in one message); on PostgreSQL on the API's server (the ratios are against its rates),\n"+
+		"on SQLite alone: the API is not measured there\n", clients, ops, ops)
 }
 
 // ratio is UPDATE's rate over the API's, or "-" when either was skipped.

@@ -55,8 +55,8 @@ func updateBench(s *server, clients, ops int) (run updateRun, err error) {
 	per := ops / clients
 	name := func(c, i int) string { return fmt.Sprintf("up%02d-%05d.%s.", c, i, zone) }
 	a := func(c, i, round int) dns.RR {
-		rr, _ := dns.NewRR(name(c, i) + " 60 IN A " + publicAddr(c, i, round))
-		return rr
+		return &dns.A{Hdr: dns.RR_Header{Name: name(c, i), Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 60},
+			A: net.ParseIP(publicAddr(c, i, round))}
 	}
 	run.create, err = parallel(clients, per, func(c, i int) error {
 		m := new(dns.Msg)
