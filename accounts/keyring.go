@@ -183,14 +183,10 @@ func (r *Keyring) Principal(ctx context.Context, name string) (*access.Principal
 	// The row, not the ring, says whether the key still signs: a
 	// revocation on another node holds before its change reaches this one.
 	q := r.store.Reader()
-	row, err := q.TSIGKey(ctx, k.id)
-	if errors.Is(err, storage.ErrNotFound) || err == nil && row.RevokedAt != 0 {
+	revoked, acct, err := q.TSIGKeyAccount(ctx, k.id)
+	if errors.Is(err, storage.ErrNotFound) || err == nil && revoked {
 		return nil, ErrUnknownTSIGKey
 	} else if err != nil {
-		return nil, err
-	}
-	acct, err := q.Account(ctx, k.account)
-	if err != nil {
 		return nil, err
 	}
 	if err := CheckOpen(acct, r.now()); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/hostmint/hostmint/access"
 	"github.com/hostmint/hostmint/accounts"
@@ -28,6 +29,10 @@ type Updater struct {
 	// Audit records each message: begin before its transaction, finish
 	// with its outcome; nil records nothing.
 	Audit Auditor
+	// zones are the served domains by name, as read: a domain is never
+	// deleted and its id never changes, so a message does not read its
+	// zone's row again (a name not found is read again each time).
+	zones sync.Map // name -> *storage.Domain
 }
 
 // Auditor is the audit log as the door uses it.
@@ -74,7 +79,7 @@ func (u *Updater) Update(ctx context.Context, key, addr string, r *dns.Msg) (Ans
 }
 
 func (u *Updater) apply(ctx context.Context, p *access.Principal, zone string, r *dns.Msg) Answer {
-	dom, err := u.store.Reader().DomainByName(ctx, zone)
+	dom, err := u.zone(ctx, zone)
 	if errors.Is(err, storage.ErrNotFound) {
 		return refuse(dns.RcodeNotAuth, dns.ExtendedErrorCodeNotAuthoritative, fmt.Sprintf("zone %s is not served here", zone))
 	}
@@ -98,6 +103,20 @@ func (u *Updater) apply(ctx context.Context, p *access.Principal, zone string, r
 		return rej.Answer
 	}
 	return answerOf(err)
+}
+
+// zone is the served domain named name. Only its name and id are used:
+// the rules read the domain itself where they need it (minting on it).
+func (u *Updater) zone(ctx context.Context, name string) (*storage.Domain, error) {
+	if d, ok := u.zones.Load(name); ok {
+		return d.(*storage.Domain), nil
+	}
+	d, err := u.store.Reader().DomainByName(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	u.zones.Store(name, d)
+	return d, nil
 }
 
 // checkZone reads the zone section (RFC 2136 3.1): one SOA question of
