@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/hostmint/hostmint/apierror"
+	"github.com/hostmint/hostmint/httperr"
 )
 
 func TestAllowsAndRequire(t *testing.T) {
@@ -43,8 +44,8 @@ func TestAllowsAndRequire(t *testing.T) {
 		}
 		if err != nil {
 			p, _ := apierror.As(err)
-			if p.Status != 403 || p.Code != apierror.CodeForbidden || !strings.Contains(p.Message, tc.msg) {
-				t.Errorf("%s: %d %s %q, want 403 FORBIDDEN containing %q", tc.name, p.Status, p.Code, p.Message, tc.msg)
+			if httperr.Status(p.Code) != 403 || p.Code != apierror.CodeForbidden || !strings.Contains(p.Message, tc.msg) {
+				t.Errorf("%s: %d %s %q, want 403 FORBIDDEN containing %q", tc.name, httperr.Status(p.Code), p.Code, p.Message, tc.msg)
 			}
 		}
 	}

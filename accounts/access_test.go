@@ -31,7 +31,7 @@ func TestClosedTeam(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			bearer := "Bearer " + k.Token
+			bearer := k.Token
 			open := func(what string) (secret, link string) {
 				t.Helper()
 				if _, err := auth.Authenticate(ctx, bearer); err != nil {

@@ -3,8 +3,6 @@ package accounts
 import (
 	"context"
 	"errors"
-	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -63,13 +61,10 @@ func NewAuthenticator(store *storage.Store) *Authenticator {
 	return a
 }
 
-// Authenticate checks an Authorization header value.
-func (a *Authenticator) Authenticate(ctx context.Context, header string) (*access.Principal, error) {
-	scheme, token, ok := strings.Cut(header, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return nil, apierror.Unauthorized()
-	}
-	id, secret, ok := apikey.Parse(strings.TrimSpace(token))
+// Authenticate checks an API key (svc_<key_id>_<secret>), however the door
+// it came through carried it.
+func (a *Authenticator) Authenticate(ctx context.Context, token string) (*access.Principal, error) {
+	id, secret, ok := apikey.Parse(token)
 	if !ok {
 		return nil, apierror.Unauthorized()
 	}
@@ -82,7 +77,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, header string) (*acces
 		return nil, apierror.Unauthorized()
 	}
 	if k.expiresAt != 0 && now.UnixMilli() >= k.expiresAt {
-		return nil, apierror.New(http.StatusUnauthorized, apierror.CodeKeyExpired,
+		return nil, apierror.New(apierror.CodeKeyExpired,
 			"API key expired at %s; create a new key", stamp(k.expiresAt))
 	}
 	if err := CheckOpen(&k.account, now); err != nil {

@@ -8,7 +8,6 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"errors"
-	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -120,7 +119,7 @@ func (s *Service) RedeemSigninLink(ctx context.Context, token string) (secret st
 	return s.startSession(ctx, "", func(ctx context.Context, tx *storage.Tx, now time.Time) (string, error) {
 		id, err := tx.UseSigninLink(ctx, apikey.Hash(token), now.UnixMilli())
 		if errors.Is(err, storage.ErrNotFound) {
-			return "", apierror.New(http.StatusUnauthorized, apierror.CodeUnauthorized,
+			return "", apierror.New(apierror.CodeUnauthorized,
 				"this sign-in link is not valid: it was used already, it expired, it was withdrawn, or it was mistyped; ask your operator for a new one")
 		}
 		return id, err

@@ -44,12 +44,12 @@ func (s *Server) dynUpdate(w http.ResponseWriter, r *http.Request) {
 		dynUnauthorized(w)
 		return
 	}
-	p, err := s.auth.Authenticate(r.Context(), "Bearer "+key)
+	p, err := s.auth.Authenticate(r.Context(), key)
 	if err != nil {
-		if pe, ok := apierror.As(err); ok && pe.Status == http.StatusUnauthorized {
+		if pe, ok := apierror.As(err); ok && (pe.Code == apierror.CodeUnauthorized || pe.Code == apierror.CodeKeyExpired) {
 			dynUnauthorized(w)
 			return
-		} else if ok && pe.Status == http.StatusForbidden {
+		} else if ok && pe.Code == apierror.CodeForbidden {
 			// The key's team is suspended or its plan ended: the protocol's
 			// "blocked", on which clients stop retrying.
 			noteCode(w, pe.Code)
@@ -156,26 +156,27 @@ func (s *Server) dynOne(ctx context.Context, p *access.Principal, name string, a
 		s.log.Warn("dyndns2: update failed", "hostname", name, "err", err)
 		return dyn911, apierror.CodeUnavailable
 	}
-	switch pe.Status {
-	case http.StatusNotFound:
+	// The one place a rule's refusal becomes a dyndns2 return word.
+	switch pe.Code {
+	case apierror.CodeNotFound:
 		return dynNohost, pe.Code
-	case http.StatusTooManyRequests:
+	case apierror.CodeRateLimited:
 		return dynAbuse, pe.Code
-	case http.StatusConflict:
+	case apierror.CodeConflict:
 		// The address class is fixed for life; or the hostname was released
 		// or terminated since it was found, which the protocol calls nohost.
 		if _, err := s.hostnames.FindWritable(ctx, p, name); err != nil {
-			if fe, ok := apierror.As(err); ok && fe.Status == http.StatusNotFound {
+			if fe, ok := apierror.As(err); ok && fe.Code == apierror.CodeNotFound {
 				return dynNohost, fe.Code
 			}
 		}
 		return dynDNSErr, pe.Code
-	case http.StatusForbidden:
+	case apierror.CodeForbidden:
 		if s.cfg.Profile.PlanGates() {
 			return dynDonator, pe.Code // the plan gate on private addresses
 		}
 		return dynAbuse, pe.Code // suspended while an abuse report is reviewed
-	case http.StatusBadRequest:
+	case apierror.CodeBadRequest:
 		return dynBadagent, pe.Code
 	}
 	s.log.Warn("dyndns2: update failed", "hostname", name, "err", err)

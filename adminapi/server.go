@@ -32,6 +32,7 @@ import (
 	"github.com/hostmint/hostmint/audit"
 	"github.com/hostmint/hostmint/domains"
 	"github.com/hostmint/hostmint/hostnames"
+	"github.com/hostmint/hostmint/httperr"
 	"github.com/hostmint/hostmint/storage"
 )
 
@@ -112,7 +113,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.ServeHTTP(rec, r)
 	if rec.status == http.StatusMethodNotAllowed {
 		w.Header().Set("Allow", rec.header.Get("Allow"))
-		s.writeError(w, r, apierror.New(http.StatusMethodNotAllowed, apierror.CodeMethodNotAllowed,
+		s.writeError(w, r, apierror.New(apierror.CodeMethodNotAllowed,
 			"method %s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, rec.header.Get("Allow")))
 		return
 	}
@@ -164,7 +165,7 @@ func (s *Server) endpoint(rt *route) http.Handler {
 		c := &call{r: r}
 		switch rt.auth {
 		case authKey:
-			p, err := s.auth.Authenticate(r.Context(), authorization(r))
+			p, err := s.auth.Authenticate(r.Context(), bearer(r))
 			if err != nil {
 				s.writeError(w, r, err)
 				return
@@ -181,7 +182,7 @@ func (s *Server) endpoint(rt *route) http.Handler {
 			}
 			if !s.isAdmin(r) {
 				s.cfg.Guesses.Failed(source)
-				s.writeError(w, r, apierror.New(http.StatusUnauthorized, apierror.CodeUnauthorized, "Missing or invalid admin token"))
+				s.writeError(w, r, apierror.New(apierror.CodeUnauthorized, "Missing or invalid admin token"))
 				return
 			}
 			if rt.writes() {
@@ -213,9 +214,18 @@ func (s *Server) endpoint(rt *route) http.Handler {
 }
 
 func (s *Server) isAdmin(r *http.Request) bool {
+	token := bearer(r)
+	return token != "" && s.cfg.AdminToken != "" && subtle.ConstantTimeCompare([]byte(token), []byte(s.cfg.AdminToken)) == 1
+}
+
+// bearer is the credential of a request's "Authorization: Bearer ...", ""
+// when it has none.
+func bearer(r *http.Request) string {
 	scheme, token, ok := strings.Cut(authorization(r), " ")
-	return ok && strings.EqualFold(scheme, "Bearer") && s.cfg.AdminToken != "" &&
-		subtle.ConstantTimeCompare([]byte(strings.TrimSpace(token)), []byte(s.cfg.AdminToken)) == 1
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return ""
+	}
+	return strings.TrimSpace(token)
 }
 
 // authorization is the request's Authorization, "" (so 401) when it has
@@ -241,20 +251,16 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.Is(err, storage.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
 		s.log.Warn("database unavailable", "method", r.Method, "path", r.URL.Path, "err", err)
 		p = apierror.Unavailable("the database is unavailable; try again shortly")
-		p.Header = http.Header{"Retry-After": {"5"}}
+		p.RetryAfter = 5 * time.Second
 	case errors.Is(err, context.Canceled):
 		p = apierror.Unavailable("the request was cancelled")
 	default:
 		s.log.Error("unexpected error", "method", r.Method, "path", r.URL.Path, "err", err)
 		p = apierror.Internal()
 	}
-	for k, vs := range p.Header {
-		for _, v := range vs {
-			w.Header().Add(k, v)
-		}
-	}
+	httperr.Header(w.Header(), p)
 	noteCode(w, p.Code)
-	writeJSON(w, p.Status, errorBody{Error: p.Message, Code: p.Code})
+	writeJSON(w, httperr.Status(p.Code), errorBody{Error: p.Message, Code: p.Code})
 }
 
 func writeJSON(w http.ResponseWriter, status int, body any) {

@@ -1,31 +1,37 @@
-// Package apierror holds the one error type the HTTP API answers with: an HTTP
-// status, a stable machine-readable code and a human-readable message.
+// Package apierror holds the one error type the rules refuse with: a
+// stable machine-readable code that says which kind of rule refused (the
+// codes the service publishes), a message in the rule's own words, and
+// when to come back.
 //
-// Rules packages return these so that the mapping from a broken rule to the
-// spec's status and code is decided where the rule is, and written in one
-// place (adminapi). It knows nothing of storage or DNS.
+// It speaks no protocol: each front door maps a code to its own answer in
+// one place (the HTTP API and the dashboard: httperr; dyndns2: its return
+// words; DNS UPDATE: an rcode and an Extended DNS Error). It knows nothing
+// of storage, HTTP or DNS.
 package apierror
 
 import (
 	"errors"
 	"fmt"
-	"net/http"
+	"time"
 )
 
-// Error is an API error: {error, code} in the body, Status on the wire.
+// Error is a rule's refusal.
 type Error struct {
-	Status  int
 	Code    string
 	Message string
-	// Header is set on the response as well (Retry-After, Location, Allow).
-	Header http.Header
+	// RetryAfter, when set, is how long until trying again can succeed (a
+	// rate limit, a domain still being set up).
+	RetryAfter time.Duration
+	// Location, when set, is the API path of what to watch meanwhile (the
+	// domain being set up).
+	Location string
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
 
 // New builds an Error; the message is formatted with fmt.Sprintf.
-func New(status int, code, format string, args ...any) *Error {
-	return &Error{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
+func New(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
 // As returns the *Error inside err, if any.
@@ -63,50 +69,51 @@ var Codes = []string{
 	CodeInternal, CodeNotImplemented, CodeUnavailable,
 }
 
-// BadRequest is 400 BAD_REQUEST.
+// BadRequest is BAD_REQUEST: the input breaks a rule of its form.
 func BadRequest(format string, args ...any) *Error {
-	return New(http.StatusBadRequest, CodeBadRequest, format, args...)
+	return New(CodeBadRequest, format, args...)
 }
 
-// Unauthorized is 401 UNAUTHORIZED with the spec's message.
+// Unauthorized is UNAUTHORIZED with the spec's message: no credential, or
+// not one the service issued.
 func Unauthorized() *Error {
-	return New(http.StatusUnauthorized, CodeUnauthorized, "Missing or invalid API key")
+	return New(CodeUnauthorized, "Missing or invalid API key")
 }
 
-// Forbidden is 403 FORBIDDEN.
+// Forbidden is FORBIDDEN: the credential may not do this.
 func Forbidden(format string, args ...any) *Error {
-	return New(http.StatusForbidden, CodeForbidden, format, args...)
+	return New(CodeForbidden, format, args...)
 }
 
-// NotFound is 404 NOT_FOUND.
+// NotFound is NOT_FOUND.
 func NotFound(format string, args ...any) *Error {
-	return New(http.StatusNotFound, CodeNotFound, format, args...)
+	return New(CodeNotFound, format, args...)
 }
 
-// HostnameNotFound is the spec's 404 for a hostname that is not the caller's.
+// HostnameNotFound is the spec's NOT_FOUND for a hostname that is not the caller's.
 func HostnameNotFound() *Error { return NotFound("Hostname not found") }
 
-// Conflict is 409 CONFLICT.
+// Conflict is CONFLICT: the state of what is asked for refuses it.
 func Conflict(format string, args ...any) *Error {
-	return New(http.StatusConflict, CodeConflict, format, args...)
+	return New(CodeConflict, format, args...)
 }
 
-// RateLimited is 429 RATE_LIMITED.
+// RateLimited is RATE_LIMITED; set RetryAfter.
 func RateLimited(format string, args ...any) *Error {
-	return New(http.StatusTooManyRequests, CodeRateLimited, format, args...)
+	return New(CodeRateLimited, format, args...)
 }
 
-// Unavailable is 503 SERVICE_UNAVAILABLE.
+// Unavailable is SERVICE_UNAVAILABLE: try again shortly.
 func Unavailable(format string, args ...any) *Error {
-	return New(http.StatusServiceUnavailable, CodeUnavailable, format, args...)
+	return New(CodeUnavailable, format, args...)
 }
 
-// Internal is 500 INTERNAL_ERROR; the message never carries the cause.
+// Internal is INTERNAL_ERROR; the message never carries the cause.
 func Internal() *Error {
-	return New(http.StatusInternalServerError, CodeInternal, "Unexpected server error")
+	return New(CodeInternal, "Unexpected server error")
 }
 
-// NotImplemented is 501 NOT_IMPLEMENTED.
+// NotImplemented is NOT_IMPLEMENTED: this deployment lacks what it needs.
 func NotImplemented(format string, args ...any) *Error {
-	return New(http.StatusNotImplemented, CodeNotImplemented, format, args...)
+	return New(CodeNotImplemented, format, args...)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/hostmint/hostmint/access"
 	"github.com/hostmint/hostmint/accounts"
 	"github.com/hostmint/hostmint/apierror"
+	"github.com/hostmint/hostmint/httperr"
 	"github.com/hostmint/hostmint/plans"
 	"github.com/hostmint/hostmint/storage"
 )
@@ -169,7 +170,7 @@ func (h *Handler) opActed(w http.ResponseWriter, r *http.Request, v *visit, err 
 			h.failed(w, r, err)
 			return
 		}
-		h.renderOpAccount(w, r, v, p.Status, opAccountView{Error: p.Message})
+		h.renderOpAccount(w, r, v, httperr.Status(p.Code), opAccountView{Error: p.Message})
 		return
 	}
 	h.log.Info("dashboard: operator action on an account", "account", r.PathValue("id"), "done", notice)

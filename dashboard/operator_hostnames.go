@@ -11,6 +11,7 @@ import (
 
 	"github.com/hostmint/hostmint/access"
 	"github.com/hostmint/hostmint/apierror"
+	"github.com/hostmint/hostmint/httperr"
 	"github.com/hostmint/hostmint/storage"
 )
 
@@ -154,7 +155,7 @@ func (h *Handler) opAbuse(w http.ResponseWriter, r *http.Request, v *visit, verb
 			h.failed(w, r, err)
 			return
 		}
-		h.renderOpHostnames(w, r, v, p.Status, team, opHostnamesView{Skip: skip, Error: p.Message})
+		h.renderOpHostnames(w, r, v, httperr.Status(p.Code), team, opHostnamesView{Skip: skip, Error: p.Message})
 		return
 	}
 	h.log.Info("dashboard: abuse action", "action", verb, "hostname", hn.ID)

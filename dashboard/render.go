@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hostmint/hostmint/apierror"
+	"github.com/hostmint/hostmint/httperr"
 	"github.com/hostmint/hostmint/profile"
 	"github.com/hostmint/hostmint/storage"
 )
@@ -106,7 +107,9 @@ func (h *Handler) status(w http.ResponseWriter, code int, heading, msg string) {
 // failed answers an error that no form field explains.
 func (h *Handler) failed(w http.ResponseWriter, r *http.Request, err error) {
 	if p, ok := apierror.As(err); ok {
-		h.status(w, p.Status, http.StatusText(p.Status), p.Message)
+		status := httperr.Status(p.Code)
+		httperr.Header(w.Header(), p)
+		h.status(w, status, http.StatusText(status), p.Message)
 		return
 	}
 	if errors.Is(err, storage.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) {
@@ -162,5 +165,5 @@ func (f *form) fail(err error, fields map[string]string) (status int, ok bool) {
 		field = ""
 	}
 	f.Errors[field] = p.Message
-	return p.Status, true
+	return httperr.Status(p.Code), true
 }

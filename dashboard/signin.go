@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/hostmint/hostmint/httperr"
 	"github.com/hostmint/hostmint/ratelimit"
 )
 
@@ -34,7 +35,7 @@ func (h *Handler) operatorSignin(w http.ResponseWriter, r *http.Request) {
 	}
 	if left, blocked := h.cfg.Guesses.Blocked(source); blocked {
 		e := ratelimit.GuessRefusal(left)
-		w.Header().Set("Retry-After", e.Header.Get("Retry-After"))
+		httperr.Header(w.Header(), e)
 		h.status(w, http.StatusTooManyRequests, "Too many wrong tokens", e.Message)
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hostmint/hostmint/apierror"
+	"github.com/hostmint/hostmint/httperr"
 	"github.com/hostmint/hostmint/labels"
 	"github.com/miekg/dns"
 )
@@ -77,7 +78,7 @@ func FuzzParseCAA(f *testing.F) {
 	f.Fuzz(func(t *testing.T, entry string) {
 		stored, err := ParseCAA([]string{entry})
 		if err != nil {
-			if p, ok := apierror.As(err); !ok || p.Status != http.StatusBadRequest {
+			if p, ok := apierror.As(err); !ok || httperr.Status(p.Code) != http.StatusBadRequest {
 				t.Fatalf("ParseCAA(%q) = %v; want a 400 problem", entry, err)
 			}
 			return

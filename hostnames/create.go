@@ -140,7 +140,7 @@ func (s *Service) Create(ctx context.Context, p *access.Principal, in CreateInpu
 			}
 		} else {
 			if !acct.Billing {
-				return apierror.New(402, apierror.CodePaymentRequired, "this team has no card on file; finish signing up before registering hostnames")
+				return apierror.New(apierror.CodePaymentRequired, "this team has no card on file; finish signing up before registering hostnames")
 			}
 			if dom, err = s.teamDomain(ctx, tx, acct, p, in.Domain); err != nil {
 				return err
@@ -228,7 +228,7 @@ func (s *Service) poolDomain(ctx context.Context, tx *storage.Tx, label string) 
 }
 
 func noDomain() error {
-	return apierror.New(409, apierror.CodeNoDomainAvailable, "no domain is available for new hostnames, and none is being set up; ask the operator to add one")
+	return apierror.New(apierror.CodeNoDomainAvailable, "no domain is available for new hostnames, and none is being set up; ask the operator to add one")
 }
 
 // pickLabel settles the label of a new hostname: label if it is free (known

@@ -80,7 +80,7 @@ func (s *Certificates) PublishChallenge(ctx context.Context, u ChallengeUpdate) 
 	return s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
 		c, err := tx.Credential(ctx, u.User)
 		if errors.Is(err, storage.ErrNotFound) || err == nil && !apikey.Verify(c.PasswordHash, u.Key) {
-			return apierror.New(401, apierror.CodeUnauthorized, "invalid credentials: X-Api-User or X-Api-Key is wrong")
+			return apierror.New(apierror.CodeUnauthorized, "invalid credentials: X-Api-User or X-Api-Key is wrong")
 		}
 		if err != nil {
 			return err
@@ -112,7 +112,7 @@ func (s *Certificates) PublishChallenge(ctx context.Context, u ChallengeUpdate) 
 		case storage.StatusSuspended:
 			return apierror.Forbidden("hostname %s is suspended while an abuse report is reviewed; its credentials return when it is restored", h.Name)
 		default:
-			return apierror.New(401, apierror.CodeUnauthorized, "invalid credentials: hostname %s is %s", h.Name, st)
+			return apierror.New(apierror.CodeUnauthorized, "invalid credentials: hostname %s is %s", h.Name, st)
 		}
 		if err := s.takeACMEUpdate(ctx, tx, "credential:"+c.ID); err != nil {
 			return err

@@ -3,7 +3,7 @@ package hostnames
 import (
 	"context"
 	"errors"
-	"net/http"
+	"time"
 
 	"github.com/hostmint/hostmint/access"
 	"github.com/hostmint/hostmint/apierror"
@@ -11,8 +11,8 @@ import (
 	"github.com/hostmint/hostmint/storage"
 )
 
-// ProvisioningRetry is the Retry-After of DOMAIN_PROVISIONING, in seconds.
-const ProvisioningRetry = "60"
+// ProvisioningRetry is when to try again after DOMAIN_PROVISIONING.
+const ProvisioningRetry = time.Minute
 
 // DomainPath is where a team reads a domain's state (the Location of
 // DOMAIN_PROVISIONING).
@@ -65,8 +65,8 @@ func (s *Service) teamDomain(ctx context.Context, tx *storage.Tx, acct *storage.
 }
 
 func provisioning(d *storage.Domain) error {
-	e := apierror.New(409, apierror.CodeDomainProvisioning, "domain %s is still being set up; retry later, or follow Location for its state", d.Name)
-	e.Header = http.Header{"Retry-After": {ProvisioningRetry}, "Location": {DomainPath(d.ID)}}
+	e := apierror.New(apierror.CodeDomainProvisioning, "domain %s is still being set up; retry later, or follow Location for its state", d.Name)
+	e.RetryAfter, e.Location = ProvisioningRetry, DomainPath(d.ID)
 	return e
 }
 

@@ -3,7 +3,6 @@ package hostnames
 import (
 	"context"
 	"errors"
-	"net/http"
 	"net/netip"
 	"strings"
 
@@ -49,7 +48,7 @@ func (s *Service) FindWritable(ctx context.Context, p *access.Principal, name st
 	}
 	if h, err = s.owned(ctx, q, p, h.ID, access.HostnamesWrite); err != nil {
 		// A key without write reach is told what a stranger is: nothing.
-		if pe, ok := apierror.As(err); ok && (pe.Status == http.StatusForbidden || pe.Status == http.StatusNotFound) {
+		if pe, ok := apierror.As(err); ok && (pe.Code == apierror.CodeForbidden || pe.Code == apierror.CodeNotFound) {
 			return nil, apierror.HostnameNotFound()
 		}
 		return nil, err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hostmint/hostmint/access"
 	"github.com/hostmint/hostmint/apierror"
+	"github.com/hostmint/hostmint/httperr"
 	"github.com/hostmint/hostmint/records"
 	"github.com/hostmint/hostmint/storage"
 	"github.com/hostmint/hostmint/storage/storagetest"
@@ -63,7 +64,7 @@ func status(t *testing.T, err error) int {
 	if !ok {
 		t.Fatalf("not a problem: %v", err)
 	}
-	return pe.Status
+	return httperr.Status(pe.Code)
 }
 
 func TestAbuse(t *testing.T) {

@@ -3,7 +3,7 @@
 // profile, the plan gates, caps, rate limits, address classes, domains and
 // label rules, and the state a hostname is in at a given moment.
 //
-// It decides and returns apierror errors with the spec's status and code; it
+// It decides and returns apierror errors with the spec's codes; it
 // knows nothing of HTTP requests or DNS messages, and reaches the database
 // only through storage.
 package hostnames

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hostmint/hostmint/access"
 	"github.com/hostmint/hostmint/apierror"
+	"github.com/hostmint/hostmint/httperr"
 	"github.com/hostmint/hostmint/plans"
 	"github.com/hostmint/hostmint/storage"
 	"github.com/hostmint/hostmint/storage/storagetest"
@@ -137,7 +138,7 @@ func TestSameLabelRace(t *testing.T) {
 					won++
 					continue
 				}
-				if pe, ok := apierror.As(err); !ok || pe.Status != 409 {
+				if pe, ok := apierror.As(err); !ok || httperr.Status(pe.Code) != 409 {
 					t.Errorf("a losing create answered %v, want 409", err)
 				}
 			}

@@ -1,8 +1,6 @@
 package ratelimit
 
 import (
-	"net/http"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -94,6 +92,6 @@ func (g *Guesses) Refusals() int64 { return g.refused.Load() }
 func GuessRefusal(left time.Duration) *apierror.Error {
 	secs := max(1, int((left+time.Second-1)/time.Second))
 	e := apierror.RateLimited("too many wrong admin tokens from this address: try again in %d s", secs)
-	e.Header = http.Header{"Retry-After": {strconv.Itoa(secs)}}
+	e.RetryAfter = time.Duration(secs) * time.Second
 	return e
 }

@@ -1,6 +1,7 @@
 package ratelimit
 
 import (
+	"github.com/hostmint/hostmint/apierror"
 	"testing"
 	"time"
 )
@@ -34,8 +35,8 @@ func TestGuesses(t *testing.T) {
 	if g.Failures() != MaxGuesses || g.Refusals() != 2 {
 		t.Errorf("failures %d, refusals %d; want %d and 2", g.Failures(), g.Refusals(), MaxGuesses)
 	}
-	if e := GuessRefusal(1500 * time.Millisecond); e.Status != 429 || e.Header.Get("Retry-After") != "2" {
-		t.Errorf("refusal: %d, Retry-After %q", e.Status, e.Header.Get("Retry-After"))
+	if e := GuessRefusal(1500 * time.Millisecond); e.Code != apierror.CodeRateLimited || e.RetryAfter != 2*time.Second {
+		t.Errorf("refusal: %s, retry after %s", e.Code, e.RetryAfter)
 	}
 	// A flood from many addresses is swept, not kept.
 	for i := range guessSources + 10 {

@@ -6,8 +6,6 @@ package ratelimit
 
 import (
 	"context"
-	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/hostmint/hostmint/apierror"
@@ -44,9 +42,8 @@ func Take(ctx context.Context, tx *storage.Tx, accountID string, l Limit, now ti
 	return tx.AddRateEvent(ctx, &storage.RateEvent{AccountID: accountID, Kind: l.Kind, At: now.UnixMilli()})
 }
 
-// Refuse sets Retry-After on p: wait rounded up to whole seconds, at least 1.
+// Refuse sets when p's caller may try again.
 func Refuse(p *apierror.Error, wait time.Duration) *apierror.Error {
-	secs := max(1, int((wait+time.Second-1)/time.Second))
-	p.Header = http.Header{"Retry-After": {strconv.Itoa(secs)}}
+	p.RetryAfter = wait
 	return p
 }

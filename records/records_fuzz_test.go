@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hostmint/hostmint/apierror"
+	"github.com/hostmint/hostmint/httperr"
 	"github.com/miekg/dns"
 )
 
@@ -70,7 +71,7 @@ func FuzzParse(f *testing.F) {
 		}
 		rec, err := Parse(in, create)
 		if err != nil {
-			if p, ok := apierror.As(err); !ok || p.Status != http.StatusBadRequest || p.Message == "" {
+			if p, ok := apierror.As(err); !ok || httperr.Status(p.Code) != http.StatusBadRequest || p.Message == "" {
 				t.Fatalf("Parse(%s) = %v; want a 400 problem", body, err)
 			}
 			return

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hostmint/hostmint/apierror"
+	"github.com/hostmint/hostmint/httperr"
 	"github.com/miekg/dns"
 )
 
@@ -340,7 +341,7 @@ func TestParseInvalid(t *testing.T) {
 				t.Fatalf("Parse = %+v, want an error", rec)
 			}
 			p, ok := apierror.As(err)
-			if !ok || p.Status != 400 || p.Code != apierror.CodeBadRequest {
+			if !ok || httperr.Status(p.Code) != 400 || p.Code != apierror.CodeBadRequest {
 				t.Fatalf("error = %#v, want a 400 BAD_REQUEST problem", err)
 			}
 			if !strings.Contains(p.Message, tc.field) || !strings.Contains(p.Message, tc.also) {
