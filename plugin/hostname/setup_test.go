@@ -200,6 +200,18 @@ func TestParse(t *testing.T) {
 		{"feed_poll garbage", block(minimal + "feed_poll often\n"), true, nil},
 		{"feed_poll no arg", block(minimal + "feed_poll\n"), true, nil},
 
+		// dynamic_update
+		{"dynamic_update", block(minimal + "dynamic_update\n"), false, func(t *testing.T, cfg *config) {
+			if !cfg.app.DynamicUpdate {
+				t.Error("dynamic_update not set")
+			}
+		}},
+		{"dynamic_update off by default", block(minimal), false, func(t *testing.T, cfg *config) {
+			if cfg.app.DynamicUpdate {
+				t.Error("dynamic_update set without the option")
+			}
+		}},
+		{"dynamic_update with an argument", block(minimal + "dynamic_update yes\n"), true, nil},
 		// acme_update_per_minute
 		{"acme_update_per_minute", block(minimal + "acme_update_per_minute 5\n"), false, func(t *testing.T, cfg *config) {
 			if cfg.app.ACMEUpdates != 5 {
