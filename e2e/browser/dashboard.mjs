@@ -100,10 +100,11 @@ async function operatorAndMember(browser) {
   await page.waitForURL("**/dashboard/team");
   check((await page.locator("h1").textContent()) === "Acme", "the member sees the team view");
 
-  await page.getByLabel("Name", { exact: true }).fill("ci");
-  await page.getByLabel("dns01:write").uncheck();
-  await page.getByLabel("Reach").selectOption({ label: "Domain acme.example.net" });
-  await page.getByLabel("Lifetime in days").fill("30");
+  const keyForm = page.getByRole("form", { name: "New API key" });
+  await keyForm.getByLabel("Name", { exact: true }).fill("ci");
+  await keyForm.getByLabel("dns01:write").uncheck();
+  await keyForm.getByLabel("Reach").selectOption({ label: "Domain acme.example.net" });
+  await keyForm.getByLabel("Lifetime in days").fill("30");
   await page.getByRole("button", { name: "Create key" }).click();
   const key = await page.locator("#new-key").inputValue();
   check(/^svc_[a-z0-9]+_[a-z0-9]+$/.test(key), "the new key is shown once");
