@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 
@@ -321,14 +322,14 @@ func (z *zoneState) commit(ctx context.Context, p *access.Principal) error {
 	return nil
 }
 
+// commitAddress makes the address calls: a hostname's addresses are set
+// by the rule dyndns2 uses too (SetAddrs: one address [P1], one of each
+// family [P2]), a new label is minted, and no address left releases.
 func (z *zoneState) commitAddress(ctx context.Context, p *access.Principal, n *node) error {
 	was := append(slices.Clone(n.was[dns.TypeA]), n.was[dns.TypeAAAA]...)
-	now := append(slices.Clone(n.now[dns.TypeA]), n.now[dns.TypeAAAA]...)
+	now := append(slices.Clone(n.now[dns.TypeA]), n.now[dns.TypeAAAA]...) // IPv4 first, as SetAddrs takes them
 	lc := z.u.rules.Lifecycle
 	switch {
-	case len(now) > 1:
-		return reject(dns.RcodeRefused, dns.ExtendedErrorCodeProhibited,
-			fmt.Sprintf("%s holds one address; to move it, delete the current one in the same message", n.name))
 	case sameSet(was, now):
 		return nil
 	case len(now) == 0:
@@ -336,6 +337,10 @@ func (z *zoneState) commitAddress(ctx context.Context, p *access.Principal, n *n
 	case n.host == nil || n.host.AccountID != p.AccountID && len(was) == 0:
 		// A label held by no hostname, or by another team's that is not
 		// served: the rules decide whether it can be taken.
+		if len(now) > 1 {
+			return reject(dns.RcodeRefused, dns.ExtendedErrorCodeOther,
+				fmt.Sprintf("%s is minted with one address; add the other in a second message", n.name))
+		}
 		in := hostnames.CreateInput{IP: &now[0]}
 		if z.u.profile.Teams() {
 			in.Subdomain, in.Domain = &n.label, &z.dom.Name
@@ -345,7 +350,11 @@ func (z *zoneState) commitAddress(ctx context.Context, p *access.Principal, n *n
 		_, err := lc.Create(ctx, p, in)
 		return err
 	}
-	_, err := lc.Update(ctx, p, n.host.ID, hostnames.UpdateInput{IP: &now[0]})
+	addrs := make([]netip.Addr, len(now))
+	for i, a := range now {
+		addrs[i], _ = netip.ParseAddr(a) // rdata of A and AAAA: addresses
+	}
+	_, _, err := lc.SetAddrs(ctx, p, n.host.ID, addrs)
 	return err
 }
 

@@ -153,7 +153,7 @@ func TestUpdate(t *testing.T) {
 				{name: "prerequisite nxrrset fails", prereqs: []string{"web.example.org NONE AAAA"}, rcode: dns.RcodeYXRrset, web: "2606:4700::1"},
 				{name: "value prerequisite holds", prereqs: []string{"web.example.org. 0 IN AAAA 2606:4700::1"}, web: "2606:4700::1"},
 				{name: "value prerequisite fails", prereqs: []string{"web.example.org. 0 IN AAAA 2606:4700::2"}, rcode: dns.RcodeNXRrset, web: "2606:4700::1"},
-				{name: "two addresses", updates: []string{"web.example.org. 60 IN A 198.41.0.4"}, rcode: dns.RcodeRefused, ede: "holds one address", web: "2606:4700::1"},
+				{name: "two addresses", updates: []string{"web.example.org. 60 IN A 198.41.0.4"}, rcode: dns.RcodeRefused, ede: "has one address", web: "2606:4700::1"},
 				{name: "a rule refuses: all or nothing", updates: []string{"web.example.org. 0 ANY AAAA", "web.example.org. 60 IN A 198.41.0.9", "new.example.org. 60 IN A 10.1.1.1"},
 					rcode: dns.RcodeRefused, ede: "FORBIDDEN: private and reserved addresses need the Business plan", web: "2606:4700::1"},
 				{name: "a bad label", updates: []string{"-bad-.example.org. 60 IN A 198.41.0.4"}, rcode: dns.RcodeRefused, ede: "BAD_REQUEST", web: "2606:4700::1"},

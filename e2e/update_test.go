@@ -231,6 +231,12 @@ func TestUpdateTeams(t *testing.T) {
 			id := list.body["hostnames"].([]any)[0].(map[string]any)["id"].(string)
 			s.live(t, keyA, id)
 
+			// Dual stack: an AAAA beside the A, as dyndns2 keeps both families.
+			s.mustUpdate(kA, "zone a.example.net\nupdate add box.a.example.net 60 AAAA 2606:4700::6")
+			s.resolves("box.a.example.net", dns.TypeAAAA, "2606:4700::6")
+			s.resolves("box.a.example.net", dns.TypeA, "198.41.0.4")
+			s.live(t, keyA, id)
+
 			// Records at and under the hostname, as the record API writes them.
 			s.mustUpdate(kA, `zone a.example.net
 update add box.a.example.net 300 MX 10 mail.example.com.
