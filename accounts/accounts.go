@@ -25,14 +25,15 @@ type Service struct {
 	profile profile.Profile
 	auth    *Authenticator
 	seal    seal.Key     // seals TSIG secrets; none: TSIG keys answer 501
-	onTSIG  func(string) // hears of a revoked TSIG key at once on this node
+	ring    *Keyring     // hears of revoked TSIG keys and closed teams at once on this node
 	now     func() time.Time
 }
 
-// WithTSIG lets s issue TSIG keys sealed with k; revoked hears of each
-// revocation on this node at once (the feed tells the others).
-func (s *Service) WithTSIG(k seal.Key, revoked func(id string)) *Service {
-	s.seal, s.onTSIG = k, revoked
+// WithTSIG lets s issue TSIG keys sealed with k; ring (may be nil) hears of
+// each revocation and each team's change of access on this node at once
+// (the feed tells the others).
+func (s *Service) WithTSIG(k seal.Key, ring *Keyring) *Service {
+	s.seal, s.ring = k, ring
 	return s
 }
 
@@ -172,6 +173,9 @@ func (s *Service) Patch(ctx context.Context, id string, in Input) (*storage.Acco
 	})
 	if err == nil && s.auth != nil {
 		s.auth.ForgetAccount(id) // at once on this node; the feed tells the others
+	}
+	if err == nil && s.ring != nil {
+		s.ring.SetAccess(a)
 	}
 	return a, err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,27 +16,29 @@ import (
 )
 
 // Keyring is a node's set of TSIG keys that may sign: every key not
-// revoked, its secret opened, loaded with the feed's snapshot and kept
-// current by its changes (a revocation on another node reaches this one
-// through the feed; on this one, at once). DNS servers verify signatures
-// with Secrets; the UPDATE's principal comes from Principal, which checks
-// the key and its team at the moment of use.
+// revoked, its secret opened, with who it acts for and its team's access,
+// loaded with the feed's snapshot and kept current by its changes, as the
+// Authenticator keeps API keys: a revocation or a team's suspension holds
+// at once on the node that made it and reaches the others through the feed
+// (milliseconds on PostgreSQL). DNS servers verify signatures with Secrets;
+// an UPDATE's principal comes from Principal, which costs no SQL.
 type Keyring struct {
 	store *storage.Store
 	seal  seal.Key
 	now   func() time.Time
 
-	mu   sync.RWMutex
-	keys map[string]*ringKey // key name (lowercase, no trailing dot) -> key
-	byID map[string]string   // id -> key name
-	// version moves on every change of the set; onChange hears of it.
-	version  atomic.Uint64
-	onChange atomic.Pointer[func()]
+	mu        sync.RWMutex
+	keys      map[string]*ringKey // key name (lowercase, no trailing dot) -> key
+	byID      map[string]string   // id -> key name
+	byAccount map[string][]string // account id -> key names
+	onChange  atomic.Pointer[func()]
 }
 
 type ringKey struct {
-	id, account, algorithm, secret string
-	scopes                         []access.Scope
+	algorithm, secret string
+	principal         access.Principal
+	account           storage.Account // its team's access: suspension, plan end
+	named             bool            // principal.Names read
 }
 
 // ErrUnknownTSIGKey is Principal's answer for a name that is no key of the
@@ -45,18 +48,15 @@ var ErrUnknownTSIGKey = errors.New("accounts: no such TSIG key")
 // NewKeyring makes an empty ring over store; k opens the secrets (none: the
 // ring stays empty, as no key could have been issued).
 func NewKeyring(store *storage.Store, k seal.Key) *Keyring {
-	return &Keyring{store: store, seal: k, now: time.Now, keys: map[string]*ringKey{}, byID: map[string]string{}}
+	return &Keyring{store: store, seal: k, now: time.Now, keys: map[string]*ringKey{},
+		byID: map[string]string{}, byAccount: map[string][]string{}}
 }
 
 // OnChange sets f to be called (from the feed's goroutine, so quickly) after
-// every change of the set.
+// every change of the set of keys.
 func (r *Keyring) OnChange(f func()) { r.onChange.Store(&f) }
 
-// Version counts the changes of the set.
-func (r *Keyring) Version() uint64 { return r.version.Load() }
-
 func (r *Keyring) changed() {
-	r.version.Add(1)
 	if f := r.onChange.Load(); f != nil {
 		(*f)()
 	}
@@ -74,33 +74,21 @@ func (r *Keyring) Secrets() map[string]string {
 	return out
 }
 
-// Algorithm is the algorithm of the key named name ("" if none).
-func (r *Keyring) Algorithm(name string) string {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if k := r.keys[keyName(name)]; k != nil {
-		return k.algorithm
-	}
-	return ""
-}
-
 func keyName(n string) string { return strings.ToLower(strings.TrimSuffix(n, ".")) }
 
 const keyringPage = 10_000
 
 // Load implements storage.Consumer: the ring becomes the store's keys.
 func (r *Keyring) Load(ctx context.Context, q storage.Queries) error {
-	keys, byID := map[string]*ringKey{}, map[string]string{}
+	fresh := NewKeyring(r.store, r.seal)
 	if len(r.seal) > 0 {
 		for after := ""; ; {
 			rows, err := q.ActiveTSIGKeys(ctx, after, keyringPage)
 			if err != nil {
 				return err
 			}
-			for i := range rows {
-				if k := r.open(&rows[i]); k != nil {
-					keys[rows[i].KeyName], byID[k.id] = k, rows[i].KeyName
-				}
+			if err := fresh.add(ctx, q, rows); err != nil {
+				return err
 			}
 			if len(rows) < keyringPage {
 				break
@@ -109,8 +97,8 @@ func (r *Keyring) Load(ctx context.Context, q storage.Queries) error {
 		}
 	}
 	r.mu.Lock()
-	changed := !maps.EqualFunc(r.keys, keys, func(a, b *ringKey) bool { return a.secret == b.secret })
-	r.keys, r.byID = keys, byID
+	changed := !maps.EqualFunc(r.keys, fresh.keys, func(a, b *ringKey) bool { return a.secret == b.secret })
+	r.keys, r.byID, r.byAccount = fresh.keys, fresh.byID, fresh.byAccount
 	r.mu.Unlock()
 	if changed {
 		r.changed()
@@ -118,83 +106,153 @@ func (r *Keyring) Load(ctx context.Context, q storage.Queries) error {
 	return nil
 }
 
-// open unseals a row; nil (and the key left out) when it cannot be opened:
-// a node with another encryption key cannot verify its signatures.
-func (r *Keyring) open(row *storage.TSIGKey) *ringKey {
-	secret, err := OpenTSIGSecret(r.seal, row)
-	if err != nil {
-		return nil
+// add puts rows into the ring with their accounts' access. A row that
+// cannot be opened is left out: a node with another encryption key cannot
+// verify its signatures.
+func (r *Keyring) add(ctx context.Context, q storage.Queries, rows []storage.TSIGKey) error {
+	ids := make([]string, 0, len(rows))
+	for _, row := range rows {
+		ids = append(ids, row.AccountID)
 	}
-	return &ringKey{id: row.ID, account: row.AccountID, algorithm: row.Algorithm, secret: secret,
-		scopes: access.ParseScopes(row.Scopes)}
+	as, err := q.AccountsByID(ctx, slices.Compact(slices.Sorted(slices.Values(ids))))
+	if err != nil {
+		return err
+	}
+	open := map[string]storage.Account{}
+	for _, a := range as {
+		open[a.ID] = storage.Account{ID: a.ID, SuspendedAt: a.SuspendedAt, PlanEndsAt: a.PlanEndsAt}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range rows {
+		row := &rows[i]
+		secret, err := OpenTSIGSecret(r.seal, row)
+		if err != nil {
+			continue
+		}
+		r.drop(row.ID)
+		r.keys[row.KeyName] = &ringKey{algorithm: row.Algorithm, secret: secret, account: open[row.AccountID],
+			principal: principalOf(row)}
+		r.byID[row.ID] = row.KeyName
+		r.byAccount[row.AccountID] = append(r.byAccount[row.AccountID], row.KeyName)
+	}
+	return nil
 }
 
-// Apply implements storage.Consumer: changed keys are read again.
+func principalOf(row *storage.TSIGKey) access.Principal {
+	return access.Principal{AccountID: row.AccountID, KeyID: row.ID, Scopes: access.ParseScopes(row.Scopes), Credential: "TSIG key"}
+}
+
+// drop removes the key with id; r.mu is held.
+func (r *Keyring) drop(id string) bool {
+	name, ok := r.byID[id]
+	if !ok {
+		return false
+	}
+	acct := r.keys[name].principal.AccountID
+	delete(r.byID, id)
+	delete(r.keys, name)
+	r.byAccount[acct] = slices.DeleteFunc(r.byAccount[acct], func(n string) bool { return n == name })
+	if len(r.byAccount[acct]) == 0 {
+		delete(r.byAccount, acct)
+	}
+	return true
+}
+
+// Apply implements storage.Consumer: changed keys are read again, and a
+// changed account's access with them.
 func (r *Keyring) Apply(ctx context.Context, q storage.Queries, cs []storage.Change) error {
 	if len(r.seal) == 0 {
 		return nil
 	}
 	for _, c := range cs {
-		if c.Kind != storage.KindTSIGKey {
-			continue
-		}
-		row, err := q.TSIGKey(ctx, c.Ref)
-		if errors.Is(err, storage.ErrNotFound) || err == nil && row.RevokedAt != 0 {
-			r.Forget(c.Ref)
-			continue
-		} else if err != nil {
-			return err
-		}
-		if k := r.open(row); k != nil {
-			r.mu.Lock()
-			_, had := r.byID[k.id]
-			r.keys[row.KeyName], r.byID[k.id] = k, row.KeyName
-			r.mu.Unlock()
+		switch c.Kind {
+		case storage.KindTSIGKey:
+			row, err := q.TSIGKey(ctx, c.Ref)
+			if errors.Is(err, storage.ErrNotFound) || err == nil && row.RevokedAt != 0 {
+				r.Forget(c.Ref)
+				continue
+			} else if err != nil {
+				return err
+			}
+			r.mu.RLock()
+			_, had := r.byID[row.ID]
+			r.mu.RUnlock()
+			if err := r.add(ctx, q, []storage.TSIGKey{*row}); err != nil {
+				return err
+			}
 			if !had {
 				r.changed()
 			}
+		case storage.KindAccount:
+			r.mu.RLock()
+			_, holds := r.byAccount[c.Ref]
+			r.mu.RUnlock()
+			if !holds {
+				continue
+			}
+			a, err := q.Account(ctx, c.Ref)
+			if err != nil && !errors.Is(err, storage.ErrNotFound) {
+				return err
+			}
+			r.SetAccess(a)
 		}
 	}
 	return nil
 }
 
+// SetAccess records an account's access for its keys (a suspension, a plan
+// end): at once on the node that changed it, by Apply on the others.
+func (r *Keyring) SetAccess(a *storage.Account) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, name := range r.byAccount[a.ID] {
+		r.keys[name].account = storage.Account{ID: a.ID, SuspendedAt: a.SuspendedAt, PlanEndsAt: a.PlanEndsAt}
+	}
+}
+
 // Forget drops a key (revoked) from the ring.
 func (r *Keyring) Forget(id string) {
 	r.mu.Lock()
-	name, ok := r.byID[id]
-	delete(r.byID, id)
-	delete(r.keys, name)
+	dropped := r.drop(id)
 	r.mu.Unlock()
-	if ok {
+	if dropped {
 		r.changed()
 	}
 }
 
-// Principal is who a message signed by the key named name acts for, checked
-// now against the store: ErrUnknownTSIGKey for a key that is not in the ring
-// or is revoked, the 403 of a closed team, or its principal.
+// Principal is who a message signed by the key named name acts for:
+// ErrUnknownTSIGKey for a key that is not in the ring (revoked included),
+// the 403 of a closed team, or its principal.
 func (r *Keyring) Principal(ctx context.Context, name string) (*access.Principal, error) {
 	r.mu.RLock()
 	k := r.keys[keyName(name)]
+	var (
+		p     access.Principal
+		acct  storage.Account
+		named bool
+	)
+	if k != nil {
+		p, acct, named = k.principal, k.account, k.named
+	}
 	r.mu.RUnlock()
 	if k == nil {
 		return nil, ErrUnknownTSIGKey
 	}
-	// The row, not the ring, says whether the key still signs: a
-	// revocation on another node holds before its change reaches this one.
-	q := r.store.Reader()
-	revoked, acct, err := q.TSIGKeyAccount(ctx, k.id)
-	if errors.Is(err, storage.ErrNotFound) || err == nil && revoked {
-		return nil, ErrUnknownTSIGKey
-	} else if err != nil {
+	if err := CheckOpen(&acct, r.now()); err != nil {
 		return nil, err
 	}
-	if err := CheckOpen(acct, r.now()); err != nil {
-		return nil, err
+	if !named {
+		// The names of the hostnames its scopes are limited to, for
+		// messages: read once (a hostname's name never changes).
+		if err := nameHostnames(ctx, r.store.Reader(), &p); err != nil {
+			return nil, err
+		}
+		r.mu.Lock()
+		if k := r.keys[keyName(name)]; k != nil {
+			k.principal.Names, k.named = p.Names, true
+		}
+		r.mu.Unlock()
 	}
-	p := &access.Principal{AccountID: k.account, KeyID: k.id, Scopes: k.scopes, Credential: "TSIG key"}
-	if err := nameHostnames(ctx, q, p); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return &p, nil
 }

@@ -182,8 +182,8 @@ func (s *Service) RevokeTSIGKey(ctx context.Context, accountID string, by *acces
 		}
 		return tx.Changed(ctx, storage.KindTSIGKey, id)
 	})
-	if err == nil && s.onTSIG != nil {
-		s.onTSIG(id) // at once on this node; the feed tells the others
+	if err == nil && s.ring != nil {
+		s.ring.Forget(id) // at once on this node; the feed tells the others
 	}
 	return err
 }

@@ -125,7 +125,7 @@ func Start(cfg Config, newIndex NewIndex) (*App, error) {
 		Diagnoser: hostnames.NewDiagnoser(hs, diagnose.Config{Nameservers: cfg.diagnosed(), Resolvers: cfg.diagnoseResolvers(),
 			CTLog: cfg.CTLog, Budget: cfg.DiagnoseBudget}, cfg.Diagnoses),
 	}
-	accts := accounts.New(n.store, prof, n.auth).WithTSIG(key, n.keyring.Forget)
+	accts := accounts.New(n.store, prof, n.auth).WithTSIG(key, n.keyring)
 	audits := audit.New(n.store, logger)
 	audits.Failed, audits.Dropped = auditFailures.Inc, auditDropped.Inc
 	updater := dnsupdate.New(n.store, n.keyring, rules, prof)

@@ -38,7 +38,7 @@ func newDoor(tb testing.TB, d storage.Dialect) *door {
 		tb.Fatal(err)
 	}
 	ring := accounts.NewKeyring(store, k)
-	accts := accounts.New(store, profile.P1, nil).WithTSIG(k, ring.Forget)
+	accts := accounts.New(store, profile.P1, nil).WithTSIG(k, ring)
 	a, err := accts.Create(ctx, accounts.Input{Name: ptr("a"), Plan: ptr("pro")})
 	if err != nil {
 		tb.Fatal(err)

@@ -1,6 +1,10 @@
 package storage
 
-import "context"
+import (
+	"context"
+
+	"github.com/uptrace/bun"
+)
 
 // InsertTSIGKey inserts k.
 func (q Queries) InsertTSIGKey(ctx context.Context, k *TSIGKey) error {
@@ -66,21 +70,13 @@ func (q Queries) RevokeTSIGKey(ctx context.Context, id string, now int64) error 
 	return nil
 }
 
-// TSIGKeyAccount reads, in one statement, whether a key is revoked and its
-// account's access (the account row holds only what Access needs).
-func (q Queries) TSIGKeyAccount(ctx context.Context, id string) (revoked bool, a *Account, err error) {
-	var row struct {
-		RevokedAt   int64  `bun:"revoked_at"`
-		AccountID   string `bun:"account_id"`
-		SuspendedAt int64  `bun:"suspended_at"`
-		PlanEndsAt  int64  `bun:"plan_ends_at"`
+// AccountsByID reads the accounts with the given ids (missing ones are
+// left out).
+func (q Queries) AccountsByID(ctx context.Context, ids []string) ([]Account, error) {
+	as := []Account{}
+	if len(ids) == 0 {
+		return as, nil
 	}
-	err = q.db.NewSelect().TableExpr("tsig_keys AS k").
-		ColumnExpr("k.revoked_at, k.account_id, a.suspended_at, a.plan_ends_at").
-		Join("JOIN accounts AS a ON a.id = k.account_id").
-		Where("k.id = ?", id).Scan(ctx, &row)
-	if err != nil {
-		return false, nil, mapErr(err)
-	}
-	return row.RevokedAt != 0, &Account{ID: row.AccountID, SuspendedAt: row.SuspendedAt, PlanEndsAt: row.PlanEndsAt}, nil
+	err := q.db.NewSelect().Model(&as).Where("id IN (?)", bun.In(ids)).Scan(ctx)
+	return as, mapErr(err)
 }
