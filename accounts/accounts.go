@@ -24,8 +24,8 @@ type Service struct {
 	store   *storage.Store
 	profile profile.Profile
 	auth    *Authenticator
-	seal    seal.Key     // seals TSIG secrets; none: TSIG keys answer 501
-	ring    *Keyring     // hears of revoked TSIG keys and closed teams at once on this node
+	seal    seal.Key // seals TSIG secrets; none: TSIG keys answer 501
+	ring    *Keyring // hears of revoked TSIG keys and closed teams at once on this node
 	now     func() time.Time
 }
 
