@@ -30,8 +30,8 @@ fuzz: test-deps
 
 # The performance table (README "Performance"): DNS q/s against CoreDNS's
 # file plugin and signed, start-up and memory on SQLite and PostgreSQL, API
-# latency with 16 clients, propagation between two nodes; at 10 k, 100 k and
-# 1 M names. Then the large account: creates into one account in bands of
+# latency with 16 clients, signed DNS UPDATE beside it, propagation between
+# two nodes; at 10 k, 100 k and 1 M names. Then the large account: creates into one account in bands of
 # 10 k up to 200 k, and across its millionth name, on both stores. About 30
 # minutes; SIZES=10000 BENCH_FLAGS="-skip account" for a quick look.
 SIZES ?= 10000,100000,1000000
