@@ -1,0 +1,151 @@
+package accounts_test
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"testing"
+
+	"github.com/hostmint/hostmint/access"
+	"github.com/hostmint/hostmint/accounts"
+	"github.com/hostmint/hostmint/apierror"
+	"github.com/hostmint/hostmint/seal"
+	"github.com/hostmint/hostmint/storage"
+	"github.com/hostmint/hostmint/storage/storagetest"
+)
+
+// The keyring follows the store: a key issued is in it once its change is
+// applied, with its principal; a revoked key and a suspended team's keys
+// sign nothing, at once on this node; a node with another encryption key
+// holds none.
+func TestKeyring(t *testing.T) {
+	for _, d := range storagetest.Dialects {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			store := storagetest.Open(t, d)
+			k := make(seal.Key, 32)
+			rand.Read(k)
+			ring := accounts.NewKeyring(store, k)
+			svc := accounts.New(store, 2, nil).WithTSIG(k, ring)
+			name, plan := "team", "team"
+			a, err := svc.Create(ctx, accounts.Input{Name: &name, Plan: &plan})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := ring.Load(ctx, store.Reader()); err != nil {
+				t.Fatal(err)
+			}
+			changes := 0
+			ring.OnChange(func() { changes++ })
+			nk, err := svc.CreateTSIGKey(ctx, a.ID, nil, accounts.TSIGInput{Scopes: []access.Scope{{Scope: access.DNS01Write}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := ring.Principal(ctx, nk.Key.KeyName); !errors.Is(err, accounts.ErrUnknownTSIGKey) {
+				t.Fatalf("before its change is applied: %v", err)
+			}
+			if err := ring.Apply(ctx, store.Reader(), []storage.Change{{Kind: storage.KindTSIGKey, Ref: nk.Key.ID}}); err != nil {
+				t.Fatal(err)
+			}
+			if got := ring.Secrets()[nk.Key.KeyName+"."]; got != nk.Secret || changes != 1 {
+				t.Fatalf("secret %q (want %q), %d changes", got, nk.Secret, changes)
+			}
+			p, err := ring.Principal(ctx, nk.Key.KeyName+".")
+			if err != nil || p.AccountID != a.ID || p.KeyID != nk.Key.ID || len(p.Scopes) != 1 || p.Credential != "TSIG key" {
+				t.Fatalf("principal %+v, %v", p, err)
+			}
+
+			suspended := "suspended"
+			if _, err := svc.Patch(ctx, a.ID, accounts.Input{Status: &suspended}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := ring.Principal(ctx, nk.Key.KeyName); !isCode(err, apierror.CodeForbidden) {
+				t.Fatalf("a suspended team's key: %v", err)
+			}
+			active := "active"
+			if _, err := svc.Patch(ctx, a.ID, accounts.Input{Status: &active}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := ring.Principal(ctx, nk.Key.KeyName); err != nil {
+				t.Fatalf("restored: %v", err)
+			}
+
+			// Another node, with another key, cannot open the secret.
+			other := make(seal.Key, 32)
+			rand.Read(other)
+			elsewhere := accounts.NewKeyring(store, other)
+			if err := elsewhere.Load(ctx, store.Reader()); err != nil || len(elsewhere.Secrets()) != 0 {
+				t.Fatalf("a ring with another encryption key holds %v (%v)", elsewhere.Secrets(), err)
+			}
+
+			if err := svc.RevokeTSIGKey(ctx, a.ID, nil, nk.Key.ID); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := ring.Principal(ctx, nk.Key.KeyName); !errors.Is(err, accounts.ErrUnknownTSIGKey) || changes != 2 {
+				t.Fatalf("revoked: %v, %d changes", err, changes)
+			}
+			if err := ring.Load(ctx, store.Reader()); err != nil || len(ring.Secrets()) != 0 {
+				t.Fatalf("reloaded after the revocation: %v (%v)", ring.Secrets(), err)
+			}
+		})
+	}
+}
+
+func isCode(err error, code string) bool {
+	p, ok := apierror.As(err)
+	return ok && p.Code == code
+}
+
+// What a TSIG key create refuses, each with its code, and nothing stored.
+func TestCreateTSIGKeyRefusals(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := storagetest.Open(t, storage.SQLite)
+	k := make(seal.Key, 32)
+	rand.Read(k)
+	svc := accounts.New(store, 2, nil).WithTSIG(k, nil)
+	name, plan := "team", "team"
+	a, err := svc.Create(ctx, accounts.Input{Name: &name, Plan: &plan})
+	if err != nil {
+		t.Fatal(err)
+	}
+	narrow := &access.Principal{AccountID: a.ID, Scopes: []access.Scope{{Scope: access.HostnamesRead}}}
+	long := string(make([]byte, 201))
+	for _, tc := range []struct {
+		name string
+		svc  *accounts.Service
+		by   *access.Principal
+		in   accounts.TSIGInput
+		code string
+	}{
+		{"algorithm", svc, nil, accounts.TSIGInput{Algorithm: "hmac-md5"}, apierror.CodeBadRequest},
+		{"name", svc, nil, accounts.TSIGInput{Name: long}, apierror.CodeBadRequest},
+		{"scope", svc, nil, accounts.TSIGInput{Scopes: []access.Scope{{Scope: "zones:write"}}}, apierror.CodeBadRequest},
+		{"beyond the bearer", svc, narrow, accounts.TSIGInput{Scopes: []access.Scope{{Scope: access.DNS01Write}}}, apierror.CodeForbidden},
+		{"no encryption key", accounts.New(store, 2, nil), nil, accounts.TSIGInput{}, apierror.CodeNotImplemented},
+	} {
+		if _, err := tc.svc.CreateTSIGKey(ctx, a.ID, tc.by, tc.in); !isCode(err, tc.code) {
+			t.Errorf("%s: %v, want %s", tc.name, err, tc.code)
+		}
+	}
+	// A bearer key's own scopes are what a key it issues gets by default.
+	nk, err := svc.CreateTSIGKey(ctx, a.ID, narrow, accounts.TSIGInput{})
+	if err != nil || len(nk.Scopes) != 1 || nk.Scopes[0].Scope != access.HostnamesRead {
+		t.Fatalf("default scopes for a bearer: %+v, %v", nk, err)
+	}
+	for range accounts.MaxTSIGKeys - 1 {
+		if _, err := svc.CreateTSIGKey(ctx, a.ID, nil, accounts.TSIGInput{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := svc.CreateTSIGKey(ctx, a.ID, nil, accounts.TSIGInput{}); !isCode(err, apierror.CodeConflict) {
+		t.Fatalf("key %d: %v, want CONFLICT", accounts.MaxTSIGKeys+1, err)
+	}
+	if ks, _ := svc.TSIGKeys(ctx, a.ID, nil); len(ks) != accounts.MaxTSIGKeys {
+		t.Fatalf("%d keys stored", len(ks))
+	}
+	if ks, _ := svc.TSIGKeys(ctx, a.ID, narrow); len(ks) != 1 {
+		t.Fatalf("the narrow bearer sees %d keys, want its own one", len(ks))
+	}
+}
