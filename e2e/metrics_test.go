@@ -207,7 +207,7 @@ func runMetricsWorkload(t *testing.T) *metricsRun {
 	port := freePort(t)
 	pebble := dns01StartPebble(t, fmt.Sprintf("127.0.0.1:%d", port))
 	n := spawnMetrics(t, options{profile: 2, dnsPort: port, extra: []string{
-		certKeyFile(t), "acme_ca letsencrypt " + pebble.dir + " " + pebble.rootCA, "record_write_per_minute 1"}})
+		certKeyFile(t), "acme_ca letsencrypt " + pebble.dir + " " + pebble.rootCA, "record_write_per_minute 1", "dynamic_update"}})
 	s := n.server
 	run := &metricsRun{node: n}
 	_, key := s.team(t, metricsTeam)
@@ -237,6 +237,10 @@ func runMetricsWorkload(t *testing.T) *metricsRun {
 			t.Fatalf("record write past record_write_per_minute 1: %d %s", r.status, r.raw)
 		}
 	}
+
+	// One DNS UPDATE, signed with a TSIG key of the team: a DNS-01 value.
+	s.mustUpdate(s.tsig("/api/v1/tsig-keys", key, nil),
+		"zone "+metricsTeam+"\nupdate add _acme-challenge."+names["alpha"]+" 60 TXT "+acmeValue())
 
 	// One 401 for each credential, and a path that is no route.
 	s.must(401, "GET", "/api/v1/hostnames", key+"x", nil)
