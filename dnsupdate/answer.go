@@ -35,6 +35,9 @@ func answerOf(err error) Answer {
 	case isRule && p.Code == apierror.CodeUnavailable,
 		errors.Is(err, storage.ErrUnavailable), errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return refuse(dns.RcodeServerFailure, dns.ExtendedErrorCodeNotReady, "the database is unavailable; try again shortly")
+	case errors.Is(err, storage.ErrConflict):
+		// A name the message mints was taken by another writer meanwhile.
+		return refuse(dns.RcodeRefused, dns.ExtendedErrorCodeOther, apierror.CodeConflict+": a name of the message was taken meanwhile; nothing was applied")
 	case !isRule || p.Code == apierror.CodeInternal:
 		return refuse(dns.RcodeServerFailure, dns.ExtendedErrorCodeOther, "unexpected server error")
 	case p.Code == apierror.CodeNotImplemented:

@@ -108,7 +108,7 @@ func (z *zoneState) at(ctx context.Context, name string) (*node, error) {
 		n.kind, n.label = kindRecords, labels[len(labels)-1]
 	}
 	if n.label != "" {
-		h, err := z.q.HostnameByLabel(ctx, z.dom.ID, n.label)
+		h, err := z.q.LockHostnameByLabel(ctx, z.dom.ID, n.label)
 		switch {
 		case errors.Is(err, storage.ErrNotFound):
 		case err != nil:
@@ -174,6 +174,31 @@ func (z *zoneState) readRecords(ctx context.Context, n *node) error {
 		n.ids[rrKey(t, v)] = r.ID
 	}
 	return nil
+}
+
+// readAll reads (and locks) every name of the message before anything is
+// decided, in the order of their hostnames' labels: two messages lock
+// rows in one order, and no write meets a row another message is judging.
+func (z *zoneState) readAll(ctx context.Context, r *dns.Msg) error {
+	var names []string
+	for _, rr := range append(append([]dns.RR{}, r.Answer...), r.Ns...) {
+		names = append(names, lower(rr.Header().Name))
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		return strings.Compare(z.labelOf(a)+"\x00"+a, z.labelOf(b)+"\x00"+b)
+	})
+	for _, name := range slices.Compact(names) {
+		if _, err := z.at(ctx, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// labelOf is the label directly under the zone that name is at or under.
+func (z *zoneState) labelOf(name string) string {
+	rel := strings.TrimSuffix(strings.TrimSuffix(name, z.dom.Name), ".")
+	return rel[strings.LastIndexByte(rel, '.')+1:]
 }
 
 // prerequisites checks the prerequisite section (RFC 2136 3.2.5): the

@@ -88,6 +88,9 @@ func (u *Updater) apply(ctx context.Context, p *access.Principal, zone string, r
 	}
 	err = u.store.WriteAll(ctx, func(ctx context.Context, tx *storage.Tx) error {
 		z := &zoneState{u: u, dom: dom, q: tx.Queries, names: map[string]*node{}}
+		if err := z.readAll(ctx, r); err != nil {
+			return err
+		}
 		if err := z.prerequisites(ctx, r.Answer); err != nil {
 			return err
 		}

@@ -3,8 +3,10 @@ package dnsupdate_test
 import (
 	"context"
 	"crypto/rand"
+	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,10 +24,12 @@ import (
 // door is an Updater over a fresh store, with one account on the pro plan
 // and one TSIG key of it (all scopes, the whole account).
 type door struct {
-	u     *dnsupdate.Updater
-	store *storage.Store
-	key   string // the TSIG key's name
-	ring  *accounts.Keyring
+	u       *dnsupdate.Updater
+	store   *storage.Store
+	key     string // the TSIG key's name
+	ring    *accounts.Keyring
+	accts   *accounts.Service
+	account string
 }
 
 func newDoor(tb testing.TB, d storage.Dialect) *door {
@@ -51,7 +55,8 @@ func newDoor(tb testing.TB, d storage.Dialect) *door {
 		tb.Fatal(err)
 	}
 	hs := hostnames.New(store, hostnames.Config{Profile: profile.P1, IdleExpiry: time.Hour}, slog.New(slog.DiscardHandler))
-	return &door{u: dnsupdate.New(store, ring, hostnames.DefaultRules(hs), profile.P1), store: store, key: nk.Key.KeyName, ring: ring}
+	return &door{u: dnsupdate.New(store, ring, hostnames.DefaultRules(hs), profile.P1), store: store, key: nk.Key.KeyName, ring: ring,
+		accts: accts, account: a.ID}
 }
 
 func ptr(s string) *string { return &s }
@@ -238,6 +243,77 @@ func BenchmarkUpdate(b *testing.B) {
 				i++
 			}
 			b.ReportMetric(float64(stmts.Load())/float64(b.N), "stmts/op")
+		})
+	}
+}
+
+// The parts of one message see each other's writes: a cap counts the
+// hostnames minted earlier in the same message.
+func TestUpdateCapInOneMessage(t *testing.T) {
+	for _, dialect := range storagetest.Dialects {
+		t.Run(string(dialect), func(t *testing.T) {
+			t.Parallel()
+			d := newDoor(t, dialect)
+			limit := 2
+			if _, err := d.accts.Patch(context.Background(), d.account, accounts.Input{Cap: &limit}); err != nil {
+				t.Fatal(err)
+			}
+			a := d.send(t, msg(t, "example.org", nil, []string{"one.example.org. 60 IN A 198.41.0.1",
+				"two.example.org. 60 IN A 198.41.0.2", "three.example.org. 60 IN A 198.41.0.3"}))
+			if a.Rcode != dns.RcodeRefused || a.EDE == nil || !strings.Contains(a.EDE.ExtraText, "RATE_LIMITED") && !strings.Contains(a.EDE.ExtraText, "cap") {
+				t.Errorf("three mints past a cap of 2: %s %v", dns.RcodeToString[a.Rcode], a.EDE)
+			}
+			for _, l := range []string{"one", "two", "three"} {
+				if got := d.addr(t, l); got != "" {
+					t.Errorf("%s was minted by a refused message: %s", l, got)
+				}
+			}
+			if a := d.send(t, msg(t, "example.org", nil, []string{"one.example.org. 60 IN A 198.41.0.1", "two.example.org. 60 IN A 198.41.0.2"})); a.Rcode != dns.RcodeSuccess {
+				t.Errorf("two mints within the cap: %v", a.EDE)
+			}
+		})
+	}
+}
+
+// Messages whose prerequisite holds for only one of them at a time are
+// applied one at a time: of 8 that each require the address the others
+// replace, exactly one is applied.
+func TestUpdatePrerequisitesAtomic(t *testing.T) {
+	for _, dialect := range storagetest.Dialects {
+		t.Run(string(dialect), func(t *testing.T) {
+			t.Parallel()
+			d := newDoor(t, dialect)
+			if a := d.send(t, msg(t, "example.org", nil, []string{"race.example.org. 60 IN A 198.41.0.4"})); a.Rcode != dns.RcodeSuccess {
+				t.Fatalf("mint: %v", a.EDE)
+			}
+			const callers = 8
+			rcodes := make([]int, callers)
+			var wg sync.WaitGroup
+			for i := range callers {
+				m := wire(t, msg(t, "example.org", []string{"race.example.org. 0 IN A 198.41.0.4"},
+					[]string{"race.example.org. 0 ANY A", fmt.Sprintf("race.example.org. 60 IN A 198.41.1.%d", i+1)}))
+				wg.Go(func() {
+					a, err := d.u.Update(context.Background(), d.key+".", "127.0.0.1:53", m)
+					if err != nil {
+						t.Error(err)
+					}
+					rcodes[i] = a.Rcode
+				})
+			}
+			wg.Wait()
+			applied := 0
+			for _, rc := range rcodes {
+				switch rc {
+				case dns.RcodeSuccess:
+					applied++
+				case dns.RcodeNXRrset:
+				default:
+					t.Errorf("rcode %s, want NOERROR or NXRRSET", dns.RcodeToString[rc])
+				}
+			}
+			if applied != 1 {
+				t.Errorf("%d of %d messages applied, want exactly 1: %v", applied, callers, rcodes)
+			}
 		})
 	}
 }

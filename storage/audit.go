@@ -59,7 +59,11 @@ func (e *AuditEntry) Audited() int { return len(e.ids) }
 
 // NoAudit marks t as no write of the request it serves: it changed nothing
 // (the address a client already has), so it records no audit entry.
-func (t *Tx) NoAudit() { t.noAudit = true }
+func (t *Tx) NoAudit() {
+	if !t.joined {
+		t.noAudit = true // a part of a WriteAll does not speak for the others
+	}
+}
 
 // auditRow is the entry of ctx as t records it, or nil when t records none.
 func (t *Tx) auditRow(ctx context.Context) *AuditEntry {

@@ -20,6 +20,17 @@ func (t *Tx) InsertLater(kind, id string, model any) {
 	t.made(kind, id)
 }
 
+// insertLater writes the inserts InsertLater put off, now.
+func (t *Tx) insertLater(ctx context.Context) error {
+	for _, m := range t.later {
+		if _, err := t.tx.NewInsert().Model(m).Exec(ctx); err != nil {
+			return mapErr(err)
+		}
+	}
+	t.later = nil
+	return nil
+}
+
 // flush writes what the transaction queued for its end: the inserts put
 // off by InsertLater, its change rows, and its audit entry (the request's
 // entry under ctx, once per transaction). On PostgreSQL they are one

@@ -39,6 +39,19 @@ var lockHostname = newPGStatement("lock_hostname", func(db *bun.DB) string {
 	return db.NewSelect().Model((*Hostname)(nil)).Where("id = $1").For("UPDATE").String()
 })
 
+// LockHostnameByLabel is HostnameByLabel, the row locked until the
+// transaction ends on PostgreSQL (SQLite's write transactions exclude each
+// other already): what is read stays so while the transaction decides.
+func (q Queries) LockHostnameByLabel(ctx context.Context, domainID, label string) (*Hostname, error) {
+	if q.dialect != Postgres {
+		return q.HostnameByLabel(ctx, domainID, label)
+	}
+	h := new(Hostname)
+	err := q.db.NewSelect().Model(h).Where("domain_id = ? AND label = ? AND status <> ?", domainID, label, StatusReleased).
+		For("UPDATE").Scan(ctx)
+	return h, mapErr(err)
+}
+
 // HostnameByLabel reads the hostname that holds label on a domain and is
 // not released: at most one does (the hostnames_label index), and that
 // index answers the query, so a name is found without scanning names.

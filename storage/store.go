@@ -212,6 +212,7 @@ type Tx struct {
 	touched   string          // the first object changed, likewise
 	noAudit   bool            // see NoAudit
 	audited   []int64         // the audit rows this transaction wrote
+	joined    bool            // WriteAll's: its parts are several rule calls
 }
 
 // NotifyChannel is the PostgreSQL channel on which writes announce changes.
@@ -242,7 +243,12 @@ func (t *Tx) Changed(_ context.Context, kind, ref string) error {
 func (s *Store) Write(ctx context.Context, fn func(ctx context.Context, tx *Tx) error) (int64, error) {
 	if t, _ := ctx.Value(joinKey{}).(*Tx); t != nil {
 		// Inside WriteAll: one more part of its transaction, which commits
-		// (and tells the feed) once every part is done.
+		// (and tells the feed) once every part is done. The rows the parts
+		// before it put off are written first, so that it sees them (a
+		// cap counts them) as it would after their own commits.
+		if err := t.insertLater(ctx); err != nil {
+			return 0, err
+		}
 		return 0, mapErr(fn(ctx, t))
 	}
 	release, err := s.gate.enter(ctx)
@@ -332,6 +338,7 @@ type joinKey struct{}
 // fn reads through tx, so that what it checks is what the parts change.
 func (s *Store) WriteAll(ctx context.Context, fn func(ctx context.Context, tx *Tx) error) error {
 	return s.WriteVisible(ctx, func(ctx context.Context, tx *Tx) error {
+		tx.joined = true
 		return fn(context.WithValue(ctx, joinKey{}, tx), tx)
 	})
 }
