@@ -36,6 +36,7 @@ type Keyring struct {
 
 type ringKey struct {
 	algorithm, secret string
+	expiresAt         int64 // Unix ms, 0: never (the expiry of the API key that issued it)
 	principal         access.Principal
 	account           storage.Account // its team's access: suspension, plan end
 	named             bool            // principal.Names read
@@ -131,8 +132,8 @@ func (r *Keyring) add(ctx context.Context, q storage.Queries, rows []storage.TSI
 			continue
 		}
 		r.drop(row.ID)
-		r.keys[row.KeyName] = &ringKey{algorithm: row.Algorithm, secret: secret, account: open[row.AccountID],
-			principal: principalOf(row)}
+		r.keys[row.KeyName] = &ringKey{algorithm: row.Algorithm, secret: secret, expiresAt: row.ExpiresAt,
+			account: open[row.AccountID], principal: principalOf(row)}
 		r.byID[row.ID] = row.KeyName
 		r.byAccount[row.AccountID] = append(r.byAccount[row.AccountID], row.KeyName)
 	}
@@ -228,18 +229,20 @@ func (r *Keyring) Principal(ctx context.Context, name string) (*access.Principal
 	r.mu.RLock()
 	k := r.keys[keyName(name)]
 	var (
-		p     access.Principal
-		acct  storage.Account
-		named bool
+		p       access.Principal
+		acct    storage.Account
+		named   bool
+		expires int64
 	)
 	if k != nil {
-		p, acct, named = k.principal, k.account, k.named
+		p, acct, named, expires = k.principal, k.account, k.named, k.expiresAt
 	}
 	r.mu.RUnlock()
-	if k == nil {
+	now := r.now()
+	if k == nil || expires != 0 && now.UnixMilli() >= expires {
 		return nil, ErrUnknownTSIGKey
 	}
-	if err := CheckOpen(&acct, r.now()); err != nil {
+	if err := CheckOpen(&acct, now); err != nil {
 		return nil, err
 	}
 	if !named {

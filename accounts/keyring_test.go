@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/hostmint/hostmint/access"
 	"github.com/hostmint/hostmint/accounts"
@@ -110,7 +111,11 @@ func TestCreateTSIGKeyRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	narrow := &access.Principal{AccountID: a.ID, Scopes: []access.Scope{{Scope: access.HostnamesRead}}}
+	readOnly, err := svc.CreateKey(ctx, a.ID, accounts.KeyInput{Scopes: []access.Scope{{Scope: access.HostnamesRead}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	narrow := &access.Principal{AccountID: a.ID, KeyID: readOnly.Key.ID, Scopes: readOnly.Scopes}
 	long := string(make([]byte, 201))
 	for _, tc := range []struct {
 		name string
@@ -147,5 +152,50 @@ func TestCreateTSIGKeyRefusals(t *testing.T) {
 	}
 	if ks, _ := svc.TSIGKeys(ctx, a.ID, narrow); len(ks) != 1 {
 		t.Fatalf("the narrow bearer sees %d keys, want its own one", len(ks))
+	}
+}
+
+// A TSIG key a bearer key issues lives no longer than that key: it expires
+// with it and is revoked with it.
+func TestTSIGKeyFollowsItsIssuer(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := storagetest.Open(t, storage.SQLite)
+	k := make(seal.Key, 32)
+	rand.Read(k)
+	ring := accounts.NewKeyring(store, k)
+	svc := accounts.New(store, 2, nil).WithTSIG(k, ring)
+	name, plan := "team", "team"
+	a, err := svc.Create(ctx, accounts.Input{Name: &name, Plan: &plan})
+	if err != nil {
+		t.Fatal(err)
+	}
+	soon := time.Now().Add(time.Hour)
+	bearer, err := svc.CreateKey(ctx, a.ID, accounts.KeyInput{ExpiresAt: &soon})
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := &access.Principal{AccountID: a.ID, KeyID: bearer.Key.ID, Scopes: access.All()}
+	nk, err := svc.CreateTSIGKey(ctx, a.ID, by, accounts.TSIGInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nk.Key.IssuedBy != bearer.Key.ID || nk.Key.ExpiresAt != bearer.Key.ExpiresAt {
+		t.Fatalf("issued by %q, expires %d; want %q, %d", nk.Key.IssuedBy, nk.Key.ExpiresAt, bearer.Key.ID, bearer.Key.ExpiresAt)
+	}
+	if err := ring.Load(ctx, store.Reader()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ring.Principal(ctx, nk.Key.KeyName); err != nil {
+		t.Fatalf("before the bearer's end: %v", err)
+	}
+	if err := svc.RevokeKey(ctx, bearer.Key.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ring.Principal(ctx, nk.Key.KeyName); !errors.Is(err, accounts.ErrUnknownTSIGKey) {
+		t.Fatalf("after the bearer's revocation: %v", err)
+	}
+	if ks, _ := svc.TSIGKeys(ctx, a.ID, nil); len(ks) != 0 {
+		t.Fatalf("%d TSIG keys left after their issuer's revocation", len(ks))
 	}
 }

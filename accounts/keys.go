@@ -158,16 +158,32 @@ func (s *Service) Keys(ctx context.Context, accountID string) ([]storage.APIKey,
 // RevokeKey stops a key authenticating, on every node (through the change
 // feed, which drops it from every node's cache).
 func (s *Service) RevokeKey(ctx context.Context, keyID string) error {
+	var issued []string // the TSIG keys it issued, which go with it
 	_, err := s.store.Write(ctx, func(ctx context.Context, tx *storage.Tx) error {
-		if err := tx.RevokeKey(ctx, keyID, s.now().UnixMilli()); errors.Is(err, storage.ErrNotFound) {
+		now := s.now().UnixMilli()
+		if err := tx.RevokeKey(ctx, keyID, now); errors.Is(err, storage.ErrNotFound) {
 			return apierror.NotFound("Key not found")
 		} else if err != nil {
 			return err
+		}
+		var err error
+		if issued, err = tx.RevokeTSIGKeysIssuedBy(ctx, keyID, now); err != nil {
+			return err
+		}
+		for _, id := range issued {
+			if err := tx.Changed(ctx, storage.KindTSIGKey, id); err != nil {
+				return err
+			}
 		}
 		return tx.Changed(ctx, storage.KindKey, keyID)
 	})
 	if err == nil && s.auth != nil {
 		s.auth.Forget(keyID) // at once on this node; the feed tells the others
+	}
+	if err == nil && s.ring != nil {
+		for _, id := range issued {
+			s.ring.Forget(id)
+		}
 	}
 	return err
 }

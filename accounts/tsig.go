@@ -90,6 +90,15 @@ func (s *Service) CreateTSIGKey(ctx context.Context, accountID string, by *acces
 		count: func(ctx context.Context, tx *storage.Tx) (int, error) { return tx.CountTSIGKeys(ctx, accountID) },
 		insert: func(ctx context.Context, tx *storage.Tx, scopes string) error {
 			k.Scopes = scopes
+			if by != nil {
+				// A key a bearer issues lives no longer than the bearer:
+				// its expiry, and its revocation (RevokeKey).
+				issuer, err := tx.Key(ctx, by.KeyID)
+				if err != nil {
+					return err
+				}
+				k.IssuedBy, k.ExpiresAt = issuer.ID, issuer.ExpiresAt
+			}
 			if err := tx.InsertTSIGKey(ctx, k); err != nil {
 				return err
 			}

@@ -222,6 +222,7 @@ func (s *Server) schemas() map[string]schema {
 			req("algorithm", str("hmac-sha256 or hmac-sha512")),
 			opt("secret", str("Base64 of the 32-byte secret; only in the create answer")),
 			req("scopes", arrayOf(ref("Scope"), "Grants")),
+			req("expires_at", nullable("string", "When it stops signing: the expiry of the API key that issued it; null: never")),
 			req("created_at", dateTime("Creation time"))),
 		"TSIGKeyInput": object("TSIG key create request.",
 			opt("name", str("Name, up to 200 characters")),

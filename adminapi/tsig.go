@@ -24,12 +24,18 @@ type tsigView struct {
 	Algorithm string         `json:"algorithm"`
 	Secret    string         `json:"secret,omitempty"`
 	Scopes    []access.Scope `json:"scopes"`
+	ExpiresAt *string        `json:"expires_at"`
 	CreatedAt string         `json:"created_at"`
 }
 
 func tsigViewOf(k *storage.TSIGKey) tsigView {
-	return tsigView{ID: k.ID, Name: k.Name, KeyName: k.KeyName, Algorithm: k.Algorithm,
+	v := tsigView{ID: k.ID, Name: k.Name, KeyName: k.KeyName, Algorithm: k.Algorithm,
 		Scopes: access.ParseScopes(k.Scopes), CreatedAt: ts(k.CreatedAt)}
+	if k.ExpiresAt != 0 {
+		e := ts(k.ExpiresAt)
+		v.ExpiresAt = &e
+	}
+	return v
 }
 
 type tsigListView struct {

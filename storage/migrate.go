@@ -264,10 +264,13 @@ CREATE TABLE tsig_keys (
 	algorithm TEXT NOT NULL,
 	secret_sealed TEXT NOT NULL,
 	scopes TEXT NOT NULL DEFAULT '[]',
+	issued_by TEXT NOT NULL DEFAULT '',
+	expires_at BIGINT NOT NULL DEFAULT 0,
 	revoked_at BIGINT NOT NULL DEFAULT 0,
 	created_at BIGINT NOT NULL
 );
 CREATE INDEX tsig_keys_account ON tsig_keys (account_id);
+CREATE INDEX tsig_keys_issuer ON tsig_keys (issued_by) WHERE issued_by <> '';
 CREATE INDEX tsig_keys_active ON tsig_keys (revoked_at, id)`, nil},
 }
 

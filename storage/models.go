@@ -77,8 +77,13 @@ type TSIGKey struct {
 	Algorithm    string `bun:"algorithm"`
 	SecretSealed string `bun:"secret_sealed"`
 	Scopes       string `bun:"scopes"` // JSON list of {scope, domain?, hostname?}
-	RevokedAt    int64  `bun:"revoked_at"`
-	CreatedAt    int64  `bun:"created_at"`
+	// IssuedBy is the API key that issued it ("" for the operator or the
+	// dashboard); the key lives no longer than that one: its expiry,
+	// its revocation.
+	IssuedBy  string `bun:"issued_by"`
+	ExpiresAt int64  `bun:"expires_at"`
+	RevokedAt int64  `bun:"revoked_at"`
+	CreatedAt int64  `bun:"created_at"`
 }
 
 // Domain is a zone this service is authoritative for. A pool domain has no

@@ -41,11 +41,19 @@ func (q Queries) ActiveTSIGKeys(ctx context.Context, after string, limit int64) 
 	return ks, mapErr(err)
 }
 
-// AccountTSIGKeyIDs lists the ids of an account's keys that are not revoked.
-func (q Queries) AccountTSIGKeyIDs(ctx context.Context, accountID string) ([]string, error) {
+// RevokeTSIGKeysIssuedBy marks revoked, at now, the keys that API key
+// issued, and returns their ids.
+func (q Queries) RevokeTSIGKeysIssuedBy(ctx context.Context, keyID string, now int64) ([]string, error) {
 	var ids []string
-	err := q.db.NewSelect().Model((*TSIGKey)(nil)).Column("id").
-		Where("account_id = ? AND revoked_at = 0", accountID).Scan(ctx, &ids)
+	if err := q.db.NewSelect().Model((*TSIGKey)(nil)).Column("id").
+		Where("issued_by = ? AND revoked_at = 0", keyID).Scan(ctx, &ids); err != nil {
+		return nil, mapErr(err)
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	_, err := q.db.NewUpdate().Model((*TSIGKey)(nil)).Set("revoked_at = ?", now).
+		Where("id IN (?)", bun.In(ids)).Exec(ctx)
 	return ids, mapErr(err)
 }
 

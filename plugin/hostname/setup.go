@@ -39,6 +39,12 @@ func setup(c *caddy.Controller) error {
 			return plugin.Error("hostname", err)
 		}
 		h.reloader = reloaderOf(c)
+		c.OnRestartFailed(func() error {
+			if a := h.app; a != nil {
+				h.watchKeys(a)
+			}
+			return nil
+		})
 	}
 	c.OnStartup(h.start)
 	c.OnStartup(func() error { return h.startNotify(dnsserver.GetConfig(c)) })

@@ -57,8 +57,8 @@ func setupTSIG(c *caddy.Controller, cfg *config) (map[string]string, error) {
 // most once every reloadEvery: a burst of new keys costs one reload.
 type reloader struct {
 	mu      sync.Mutex
-	inst    *caddy.Instance // set when the instance has started
-	pending bool
+	inst    *caddy.Instance // set when the instance has started, nil once it stops
+	pending *time.Timer
 	last    time.Time
 }
 
@@ -73,7 +73,21 @@ func reloaderOf(c *caddy.Controller) *reloader {
 	}
 	r := new(reloader)
 	c.Set(reloaderKey{}, r)
+	c.OnShutdown(r.stop)
 	return r
+}
+
+// stop ends the reloader with its instance: a reload due then would start
+// the instance's Corefile again, which a newer instance has replaced.
+func (r *reloader) stop() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.pending != nil {
+		r.pending.Stop()
+		r.pending = nil
+	}
+	r.inst = nil
+	return nil
 }
 
 func init() {
@@ -97,15 +111,14 @@ func init() {
 func (r *reloader) soon() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.pending {
+	if r.pending != nil || r.inst == nil && !r.last.IsZero() {
 		return
 	}
-	r.pending = true
 	wait := max(50*time.Millisecond, reloadEvery-time.Since(r.last))
-	time.AfterFunc(wait, func() {
+	r.pending = time.AfterFunc(wait, func() {
 		r.mu.Lock()
 		i := r.inst
-		r.pending, r.last = false, time.Now()
+		r.pending, r.last = nil, time.Now()
 		r.mu.Unlock()
 		if i == nil {
 			return
@@ -121,6 +134,13 @@ func (r *reloader) soon() {
 func (h *Handler) startTSIG(a *app.App) {
 	a.ServeTSIG(h.tsigSecrets)
 	h.updater = a.Updater()
+	h.watchKeys(a)
+}
+
+// watchKeys reloads this handler's instance when the store's keys are no
+// longer those its servers verify; again when a newer instance failed to
+// start and this one goes on serving.
+func (h *Handler) watchKeys(a *app.App) {
 	ring := a.Keyring()
 	baked := h.tsigSecrets
 	ring.OnChange(func() {
