@@ -153,6 +153,27 @@ func TestCreateTSIGKeyRefusals(t *testing.T) {
 	if ks, _ := svc.TSIGKeys(ctx, a.ID, narrow); len(ks) != 1 {
 		t.Fatalf("the narrow bearer sees %d keys, want its own one", len(ks))
 	}
+	// Revoking makes room, but not for more than 20 issued an hour: each
+	// new key reloads every node's DNS servers.
+	ks, _ := svc.TSIGKeys(ctx, a.ID, nil)
+	for _, k := range ks {
+		if err := svc.RevokeTSIGKey(ctx, a.ID, nil, k.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 10 {
+		if _, err := svc.CreateTSIGKey(ctx, a.ID, nil, accounts.TSIGInput{}); err != nil {
+			t.Fatalf("key %d after the revocations: %v", i, err)
+		}
+	}
+	if ks, _ := svc.TSIGKeys(ctx, a.ID, nil); len(ks) > 0 {
+		if err := svc.RevokeTSIGKey(ctx, a.ID, nil, ks[0].ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := svc.CreateTSIGKey(ctx, a.ID, nil, accounts.TSIGInput{}); !isCode(err, apierror.CodeRateLimited) {
+		t.Fatalf("the 21st key issued within an hour: %v, want RATE_LIMITED", err)
+	}
 }
 
 // A TSIG key a bearer key issues lives no longer than that key: it expires

@@ -2,6 +2,8 @@ package accounts
 
 import (
 	"context"
+	"time"
+
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
@@ -9,6 +11,7 @@ import (
 	"github.com/hostmint/hostmint/access"
 	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/apikey"
+	"github.com/hostmint/hostmint/ratelimit"
 	"github.com/hostmint/hostmint/seal"
 	"github.com/hostmint/hostmint/storage"
 )
@@ -26,6 +29,11 @@ const (
 
 // MaxTSIGKeys is the number of TSIG keys an account may hold at once.
 const MaxTSIGKeys = 10
+
+// tsigIssues bounds the TSIG keys an account may issue: every new or
+// revoked key reloads each node's DNS servers (at most once a second), so
+// a loop of creates and revokes must not become a loop of reloads.
+var tsigIssues = ratelimit.Limit{Kind: "tsig-key", Max: 20, Window: time.Hour, What: "TSIG keys issued"}
 
 // TSIGInput is a TSIG key create request.
 type TSIGInput struct {
@@ -90,6 +98,9 @@ func (s *Service) CreateTSIGKey(ctx context.Context, accountID string, by *acces
 		count: func(ctx context.Context, tx *storage.Tx) (int, error) { return tx.CountTSIGKeys(ctx, accountID) },
 		insert: func(ctx context.Context, tx *storage.Tx, scopes string) error {
 			k.Scopes = scopes
+			if err := ratelimit.Take(ctx, tx, accountID, tsigIssues, s.now()); err != nil {
+				return err
+			}
 			if by != nil {
 				// A key a bearer issues lives no longer than the bearer:
 				// its expiry, and its revocation (RevokeKey).
