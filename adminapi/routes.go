@@ -51,7 +51,8 @@ var adminErrors = []int{400, 401, 404, 409, 500, 503}
 // tsigCreateDoc is what both TSIG key creates say.
 const tsigCreateDoc = "A TSIG key signs DNS UPDATE (RFC 2136) messages sent to the DNS port, with the same scopes and reach as an API key. " +
 	"`secret` (base64 of 32 random bytes) is shown only in this answer and kept sealed with the certificate encryption key " +
-	"(none configured: 501); `key_name` is the name the TSIG record carries. `algorithm` is hmac-sha256 (default) or hmac-sha512."
+	"(none configured: 501); `key_name` is the name the TSIG record carries. `algorithm` is hmac-sha256 (default) or hmac-sha512. " +
+	"An account issues at most 20 TSIG keys an hour (429 with Retry-After beyond): each new or revoked key reloads every node's DNS servers."
 
 func (s *Server) routeTable() []route {
 	return []route{
@@ -207,11 +208,11 @@ func (s *Server) routeTable() []route {
 			doc: tsigCreateDoc + " The new key's scopes and reach stay within the bearer key's own (403 beyond); " +
 				"without scopes it gets exactly the bearer key's. It lives no longer than the bearer key: it expires with it and is revoked with it. " +
 				"A team holds at most 10 TSIG keys (409 beyond).",
-			ok: 201, okSchema: "TSIGKey", errors: []int{400, 401, 403, 409, 500, 501, 503}, handle: s.createTSIGKey},
+			ok: 201, okSchema: "TSIGKey", errors: []int{400, 401, 403, 409, 429, 500, 501, 503}, handle: s.createTSIGKey},
 		{method: "GET", path: "/api/v1/tsig-keys", auth: authKey, summary: "List the team's TSIG keys (no secrets)",
 			ok: 200, okSchema: "TSIGKeyList", errors: []int{401, 403, 500, 503}, handle: s.listTSIGKeys},
 		{method: "DELETE", path: "/api/v1/tsig-keys/{key_id}", auth: authKey, summary: "Revoke one of the team's TSIG keys",
-			doc: "The key stops signing at once, on every node. Another team's key: 404.",
+			doc: "The key stops signing at once on this node, and on the others as soon as their change feed brings it. Another team's key, or one beyond the bearer key's reach: 404.",
 			ok:  200, okSchema: "Revoked", errors: []int{401, 403, 404, 500, 503}, handle: s.revokeTSIGKey},
 		{method: "GET", path: "/openapi.json", summary: "This description, OpenAPI 3.1",
 			ok: 200, raw: s.serveOpenAPI, rawType: "application/json"},
@@ -264,11 +265,11 @@ func (s *Server) routeTable() []route {
 		{method: "POST", path: "/api/admin/accounts/{id}/tsig-keys", auth: authAdmin, body: "TSIGKeyInput",
 			summary: "Create a TSIG key (DNS UPDATE)",
 			doc:     tsigCreateDoc + " An account holds at most 10 TSIG keys (409 beyond). Without scopes a key gets all three on the whole account.",
-			ok:      201, okSchema: "TSIGKey", errors: []int{400, 401, 404, 409, 500, 501, 503}, handle: s.createTSIGKey},
+			ok:      201, okSchema: "TSIGKey", errors: []int{400, 401, 404, 409, 429, 500, 501, 503}, handle: s.createTSIGKey},
 		{method: "GET", path: "/api/admin/accounts/{id}/tsig-keys", auth: authAdmin, summary: "List an account's TSIG keys (no secrets)",
 			ok: 200, okSchema: "TSIGKeyList", errors: adminErrors, handle: s.listTSIGKeys},
 		{method: "DELETE", path: "/api/admin/tsig-keys/{key_id}", auth: authAdmin, summary: "Revoke a TSIG key",
-			doc: "The key stops signing at once, on every node: an UPDATE signed with it answers NOTAUTH (BADKEY).",
+			doc: "The key stops signing at once on this node, and on the others as soon as their change feed brings it: an UPDATE signed with it answers NOTAUTH (BADKEY).",
 			ok:  200, okSchema: "Revoked", errors: adminErrors, handle: s.revokeTSIGKey},
 		{method: "DELETE", path: "/api/admin/keys/{key_id}", auth: authAdmin, summary: "Revoke a key",
 			doc: "The key stops authenticating at once, on every node.",
