@@ -222,12 +222,17 @@ func (r *Keyring) Forget(id string) {
 	}
 }
 
-// Principal is who a message signed by the key named name acts for:
-// ErrUnknownTSIGKey for a key that is not in the ring (revoked included),
-// the 403 of a closed team, or its principal.
-func (r *Keyring) Principal(ctx context.Context, name string) (*access.Principal, error) {
+// Principal is who a message signed by the key named name, with algorithm
+// (as TSIG names it, "hmac-sha256."; "" when the signer did not say),
+// acts for: ErrUnknownTSIGKey for a key that is not in the ring (revoked,
+// expired) or signed with another algorithm than its own, the 403 of a
+// closed team, or its principal.
+func (r *Keyring) Principal(ctx context.Context, name, algorithm string) (*access.Principal, error) {
 	r.mu.RLock()
 	k := r.keys[keyName(name)]
+	if k != nil && algorithm != "" && keyName(algorithm) != k.algorithm {
+		k = nil // a key is its secret and its algorithm
+	}
 	var (
 		p       access.Principal
 		acct    storage.Account

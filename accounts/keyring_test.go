@@ -43,7 +43,7 @@ func TestKeyring(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := ring.Principal(ctx, nk.Key.KeyName); !errors.Is(err, accounts.ErrUnknownTSIGKey) {
+			if _, err := ring.Principal(ctx, nk.Key.KeyName, ""); !errors.Is(err, accounts.ErrUnknownTSIGKey) {
 				t.Fatalf("before its change is applied: %v", err)
 			}
 			if err := ring.Apply(ctx, store.Reader(), []storage.Change{{Kind: storage.KindTSIGKey, Ref: nk.Key.ID}}); err != nil {
@@ -52,7 +52,10 @@ func TestKeyring(t *testing.T) {
 			if got := ring.Secrets()[nk.Key.KeyName+"."]; got != nk.Secret || changes != 1 {
 				t.Fatalf("secret %q (want %q), %d changes", got, nk.Secret, changes)
 			}
-			p, err := ring.Principal(ctx, nk.Key.KeyName+".")
+			if _, err := ring.Principal(ctx, nk.Key.KeyName, "hmac-sha512."); !errors.Is(err, accounts.ErrUnknownTSIGKey) {
+				t.Fatalf("signed with another algorithm than the key's: %v", err)
+			}
+			p, err := ring.Principal(ctx, nk.Key.KeyName+".", "hmac-sha256.")
 			if err != nil || p.AccountID != a.ID || p.KeyID != nk.Key.ID || len(p.Scopes) != 1 || p.Credential != "TSIG key" {
 				t.Fatalf("principal %+v, %v", p, err)
 			}
@@ -61,14 +64,14 @@ func TestKeyring(t *testing.T) {
 			if _, err := svc.Patch(ctx, a.ID, accounts.Input{Status: &suspended}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := ring.Principal(ctx, nk.Key.KeyName); !isCode(err, apierror.CodeForbidden) {
+			if _, err := ring.Principal(ctx, nk.Key.KeyName, ""); !isCode(err, apierror.CodeForbidden) {
 				t.Fatalf("a suspended team's key: %v", err)
 			}
 			active := "active"
 			if _, err := svc.Patch(ctx, a.ID, accounts.Input{Status: &active}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := ring.Principal(ctx, nk.Key.KeyName); err != nil {
+			if _, err := ring.Principal(ctx, nk.Key.KeyName, ""); err != nil {
 				t.Fatalf("restored: %v", err)
 			}
 
@@ -83,7 +86,7 @@ func TestKeyring(t *testing.T) {
 			if err := svc.RevokeTSIGKey(ctx, a.ID, nil, nk.Key.ID); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := ring.Principal(ctx, nk.Key.KeyName); !errors.Is(err, accounts.ErrUnknownTSIGKey) || changes != 2 {
+			if _, err := ring.Principal(ctx, nk.Key.KeyName, ""); !errors.Is(err, accounts.ErrUnknownTSIGKey) || changes != 2 {
 				t.Fatalf("revoked: %v, %d changes", err, changes)
 			}
 			if err := ring.Load(ctx, store.Reader()); err != nil || len(ring.Secrets()) != 0 {
@@ -207,13 +210,13 @@ func TestTSIGKeyFollowsItsIssuer(t *testing.T) {
 	if err := ring.Load(ctx, store.Reader()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ring.Principal(ctx, nk.Key.KeyName); err != nil {
+	if _, err := ring.Principal(ctx, nk.Key.KeyName, ""); err != nil {
 		t.Fatalf("before the bearer's end: %v", err)
 	}
 	if err := svc.RevokeKey(ctx, bearer.Key.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ring.Principal(ctx, nk.Key.KeyName); !errors.Is(err, accounts.ErrUnknownTSIGKey) {
+	if _, err := ring.Principal(ctx, nk.Key.KeyName, ""); !errors.Is(err, accounts.ErrUnknownTSIGKey) {
 		t.Fatalf("after the bearer's revocation: %v", err)
 	}
 	if ks, _ := svc.TSIGKeys(ctx, a.ID, nil); len(ks) != 0 {

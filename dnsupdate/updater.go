@@ -50,9 +50,9 @@ func New(store *storage.Store, keys *accounts.Keyring, rules hostnames.Rules, p 
 // the server verified it, or never issued): NOTAUTH with TSIG error BADKEY.
 var ErrBadKey = errors.New("dnsupdate: the TSIG key may not sign")
 
-// Update applies r, signed by the TSIG key named key, from the client at
-// addr (for the audit log).
-func (u *Updater) Update(ctx context.Context, key, addr string, r *dns.Msg) (Answer, error) {
+// Update applies r, signed by the TSIG key named key with algorithm ("" if
+// the signer did not say), from the client at addr (for the audit log).
+func (u *Updater) Update(ctx context.Context, key, algorithm, addr string, r *dns.Msg) (Answer, error) {
 	zone, a := checkZone(r)
 	if a != nil {
 		return *a, nil
@@ -60,7 +60,7 @@ func (u *Updater) Update(ctx context.Context, key, addr string, r *dns.Msg) (Ans
 	if a := checkSections(r, zone); a != nil {
 		return *a, nil
 	}
-	p, err := u.keys.Principal(ctx, key)
+	p, err := u.keys.Principal(ctx, key, algorithm)
 	if errors.Is(err, accounts.ErrUnknownTSIGKey) {
 		return Answer{Rcode: dns.RcodeNotAuth}, ErrBadKey
 	}

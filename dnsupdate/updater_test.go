@@ -111,7 +111,7 @@ func wire(tb testing.TB, m *dns.Msg) *dns.Msg {
 // send hands m to the door as the server does: read from the wire.
 func (d *door) send(tb testing.TB, m *dns.Msg) dnsupdate.Answer {
 	tb.Helper()
-	a, err := d.u.Update(context.Background(), d.key+".", "127.0.0.1:53", wire(tb, m))
+	a, err := d.u.Update(context.Background(), d.key+".", dns.HmacSHA256, "127.0.0.1:53", wire(tb, m))
 	if err != nil {
 		tb.Fatalf("Update: %v", err)
 	}
@@ -214,7 +214,7 @@ func TestUpdateRefusesEarly(t *testing.T) {
 	if a := d.send(t, m); a.Rcode != dns.RcodeFormatError {
 		t.Errorf("%d updates: %s", len(m.Ns), dns.RcodeToString[a.Rcode])
 	}
-	if _, err := d.u.Update(context.Background(), "nobody.tsig.", "127.0.0.1:53", msg(t, "example.org", nil, nil)); err == nil {
+	if _, err := d.u.Update(context.Background(), "nobody.tsig.", dns.HmacSHA256, "127.0.0.1:53", msg(t, "example.org", nil, nil)); err == nil {
 		t.Error("a key that is not in the ring was taken")
 	}
 }
@@ -236,7 +236,7 @@ func BenchmarkUpdate(b *testing.B) {
 			stmts.Store(0)
 			i := 0
 			for b.Loop() {
-				a, err := d.u.Update(context.Background(), d.key+".", "127.0.0.1:53", ms[i%2])
+				a, err := d.u.Update(context.Background(), d.key+".", dns.HmacSHA256, "127.0.0.1:53", ms[i%2])
 				if err != nil || a.Rcode != dns.RcodeSuccess {
 					b.Fatalf("repoint: %v %v", err, a.EDE)
 				}
@@ -293,7 +293,7 @@ func TestUpdatePrerequisitesAtomic(t *testing.T) {
 				m := wire(t, msg(t, "example.org", []string{"race.example.org. 0 IN A 198.41.0.4"},
 					[]string{"race.example.org. 0 ANY A", fmt.Sprintf("race.example.org. 60 IN A 198.41.1.%d", i+1)}))
 				wg.Go(func() {
-					a, err := d.u.Update(context.Background(), d.key+".", "127.0.0.1:53", m)
+					a, err := d.u.Update(context.Background(), d.key+".", dns.HmacSHA256, "127.0.0.1:53", m)
 					if err != nil {
 						t.Error(err)
 					}

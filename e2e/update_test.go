@@ -350,3 +350,36 @@ func TestUpdateReachesSecondary(t *testing.T) {
 	xfr := tsigKey{name: strings.TrimSuffix(xfrKeyName, "."), secret: xfrSecret}
 	s.refusedUpdate(xfr, "update add third.example.org 60 A 198.41.0.7", "NOTAUTH")
 }
+
+// TSIG errors as RFC 8945 answers them: a request signed an hour ago is
+// BADTIME, signed by the server with its own time so that the client can
+// tell clock skew; a key used with another algorithm than its own is
+// BADKEY, unsigned.
+func TestUpdateTSIGErrors(t *testing.T) {
+	t.Parallel()
+	s, _ := spawn(t, updateOptions(t, storage.SQLite, 1))
+	acct, _ := s.account("pro")
+	k := s.tsig("/api/admin/accounts/"+acct+"/tsig-keys", s.admin, nil)
+	send := func(algorithm string, signed time.Time) *dns.TSIG {
+		t.Helper()
+		m := new(dns.Msg)
+		m.SetUpdate("example.org.")
+		a, _ := dns.NewRR("skew.example.org. 60 IN A 198.41.0.4")
+		m.Insert([]dns.RR{a})
+		m.SetTsig(k.name+".", algorithm, 300, signed.Unix())
+		c := &dns.Client{Net: "tcp", TsigSecret: map[string]string{k.name + ".": k.secret}}
+		r, _, _ := c.Exchange(m, s.dnsAddr) // the client's own check of the answer may fail: read the answer anyway
+		if r == nil || r.Rcode != dns.RcodeNotAuth || r.IsTsig() == nil {
+			t.Fatalf("%s at %s: %v", algorithm, signed, r)
+		}
+		return r.IsTsig()
+	}
+	if rt := send(dns.HmacSHA256, time.Now().Add(-time.Hour)); rt.Error != dns.RcodeBadTime || rt.MACSize == 0 || rt.OtherLen != 6 {
+		t.Errorf("an hour's skew: TSIG error %s, MAC size %d, other length %d; want BADTIME, signed, the server's time",
+			dns.RcodeToString[int(rt.Error)], rt.MACSize, rt.OtherLen)
+	}
+	if rt := send(dns.HmacSHA512, time.Now()); rt.Error != dns.RcodeBadKey && rt.Error != dns.RcodeBadSig {
+		t.Errorf("another algorithm: TSIG error %s, want BADKEY or BADSIG", dns.RcodeToString[int(rt.Error)])
+	}
+	s.resolves("skew.example.org", dns.TypeA, "NXDOMAIN")
+}

@@ -42,8 +42,9 @@ func Take(ctx context.Context, tx *storage.Tx, accountID string, l Limit, now ti
 	return tx.AddRateEvent(ctx, &storage.RateEvent{AccountID: accountID, Kind: l.Kind, At: now.UnixMilli()})
 }
 
-// Refuse sets when p's caller may try again.
+// Refuse sets when p's caller may try again: after wait, and never "now"
+// (a refusal on the window's edge still says a second).
 func Refuse(p *apierror.Error, wait time.Duration) *apierror.Error {
-	p.RetryAfter = wait
+	p.RetryAfter = max(wait, time.Second)
 	return p
 }

@@ -20,7 +20,7 @@ import (
 // signature the server has verified; the application gives it, as
 // k8s_external is given its backend.
 type Updater interface {
-	Update(ctx context.Context, key, addr string, r *dns.Msg) (dnsupdate.Answer, error)
+	Update(ctx context.Context, key, algorithm, addr string, r *dns.Msg) (dnsupdate.Answer, error)
 }
 
 // TSIG for UPDATE: the keys are the store's, and CoreDNS's server verifies
@@ -171,7 +171,11 @@ func (h *Handler) serveUpdate(ctx context.Context, w dns.ResponseWriter, r *dns.
 	default:
 		key = t.Hdr.Name
 	}
-	ans, err := h.updater.Update(ctx, key, w.RemoteAddr().String(), r)
+	algorithm := "" // the tsig plugin keeps it to itself
+	if t != nil {
+		algorithm = t.Algorithm
+	}
+	ans, err := h.updater.Update(ctx, key, algorithm, w.RemoteAddr().String(), r)
 	if err != nil {
 		return writeTSIGError(w, r, r.IsTsig(), dns.ErrSecret)
 	}
@@ -198,8 +202,9 @@ func (h *Handler) writeUpdate(w dns.ResponseWriter, r *dns.Msg, t *dns.TSIG, a d
 }
 
 // writeTSIGError answers a request whose signature does not verify:
-// NOTAUTH with the TSIG error and no MAC (RFC 8945 5.3.2), written as it
-// is, since the server could not sign it.
+// NOTAUTH with the TSIG error (RFC 8945 5.3.2). The server leaves the MAC
+// out of BADKEY and BADSIG, and signs BADTIME with the client's time and
+// its own (5.2.3), so that the client can tell clock skew.
 func writeTSIGError(w dns.ResponseWriter, r *dns.Msg, t *dns.TSIG, status error) (int, error) {
 	m := new(dns.Msg)
 	m.SetRcode(r, dns.RcodeNotAuth)
@@ -210,7 +215,7 @@ func writeTSIGError(w dns.ResponseWriter, r *dns.Msg, t *dns.TSIG, status error)
 	rt := &dns.TSIG{Hdr: dns.RR_Header{Name: t.Hdr.Name, Rrtype: dns.TypeTSIG, Class: dns.ClassANY},
 		Algorithm: t.Algorithm, TimeSigned: t.TimeSigned, Fudge: t.Fudge, OrigId: r.Id}
 	switch status {
-	case dns.ErrSecret:
+	case dns.ErrSecret, dns.ErrKeyAlg:
 		rt.Error = dns.RcodeBadKey
 	case dns.ErrTime:
 		rt.Error = dns.RcodeBadTime
@@ -222,6 +227,12 @@ func writeTSIGError(w dns.ResponseWriter, r *dns.Msg, t *dns.TSIG, status error)
 	}
 	m.Extra = append(m.Extra, rt)
 	countUpdate(dns.RcodeNotAuth)
+	if rt.Error == dns.RcodeBadTime {
+		w.WriteMsg(m) // signed by the server, over the times above
+		return dns.RcodeSuccess, nil
+	}
+	// Written as it is: the server's signer would zero the client's time
+	// along with the MAC, and clients then report clock skew instead.
 	b, err := m.Pack()
 	if err != nil {
 		return dns.RcodeServerFailure, err
