@@ -362,18 +362,17 @@ func (z *zoneState) commitAddress(ctx context.Context, p *access.Principal, n *n
 	case n.host == nil || n.host.AccountID != p.AccountID && len(was) == 0:
 		// A label held by no hostname, or by another team's that is not
 		// served: the rules decide whether it can be taken.
-		if len(now) > 1 {
-			return reject(dns.RcodeRefused, dns.ExtendedErrorCodeOther,
-				fmt.Sprintf("%s is minted with one address; add the other in a second message", n.name))
-		}
 		in := hostnames.CreateInput{IP: &now[0]}
 		if z.u.profile.Teams() {
 			in.Subdomain, in.Domain = &n.label, &z.dom.Name
 		} else {
 			in.Label = &n.label
 		}
-		_, err := lc.Create(ctx, p, in)
-		return err
+		h, err := lc.Create(ctx, p, in)
+		if err != nil || len(now) == 1 {
+			return err
+		}
+		n.host = h // minted with its first address; the rule of addresses takes the rest
 	}
 	addrs := make([]netip.Addr, len(now))
 	for i, a := range now {

@@ -231,6 +231,11 @@ func TestUpdateTeams(t *testing.T) {
 			id := list.body["hostnames"].([]any)[0].(map[string]any)["id"].(string)
 			s.live(t, keyA, id)
 
+			// Minted dual stack in one message, as the rule of addresses allows.
+			s.mustUpdate(kA, "zone a.example.net\nupdate add duo.a.example.net 60 A 198.41.0.7\nupdate add duo.a.example.net 60 AAAA 2606:4700::7")
+			s.resolves("duo.a.example.net", dns.TypeA, "198.41.0.7")
+			s.resolves("duo.a.example.net", dns.TypeAAAA, "2606:4700::7")
+
 			// Dual stack: an AAAA beside the A, as dyndns2 keeps both families.
 			s.mustUpdate(kA, "zone a.example.net\nupdate add box.a.example.net 60 AAAA 2606:4700::6")
 			s.resolves("box.a.example.net", dns.TypeAAAA, "2606:4700::6")
