@@ -11,10 +11,11 @@ import (
 
 // The dashboard in headless Chromium (Debian's chromium, driven by
 // playwright-core): e2e/browser/dashboard.mjs walks an operator and a team
-// member through it against a real server and leaves screenshots of the
-// main pages in e2e/browser/screenshots.
+// member through it against a real server (a TSIG key made there is used
+// by nsupdate) and leaves screenshots of the main pages in
+// e2e/browser/screenshots.
 func TestDashboardInBrowser(t *testing.T) {
-	s := start(t, options{profile: 2})
+	s := start(t, options{profile: 2, extra: []string{certKeyFile(t), "dynamic_update"}})
 	browse(t, s, "dashboard.mjs")
 }
 

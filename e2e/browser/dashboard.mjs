@@ -12,6 +12,10 @@
 //     SCREENSHOTS=./screenshots node dashboard.mjs
 import { admin, api, base, check, need, shot, withBrowser, visible } from "./lib.mjs";
 import { Resolver } from "node:dns/promises";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 // The server's own DNS listener, asked directly: what a client of the
 // hostname would be told.
@@ -140,6 +144,7 @@ async function operatorAndMember(browser) {
   check(r.status === 401, `the revoked key is refused (${r.status})`);
 
   await hostnameInBrowser(page);
+  await tsigInBrowser(page);
 
   await page.getByRole("button", { name: "Sign out" }).click();
   await page.waitForURL("**/dashboard/signin");
@@ -149,6 +154,36 @@ async function operatorAndMember(browser) {
   await page.goto(link);
   await page.getByRole("button", { name: "Sign in" }).click();
   check(await visible(page.getByRole("alert")), "a used link is refused");
+}
+
+// tsigInBrowser: a TSIG key made in the team view, its secret shown once
+// in the files the clients read; nsupdate, given the key file exactly as
+// shown, mints a hostname; the key is revoked from the list.
+async function tsigInBrowser(page) {
+  await page.goto(`${base}/dashboard/team`);
+  const form = page.getByRole("form", { name: "New TSIG key" });
+  await form.getByLabel("Name", { exact: true }).fill("laptop");
+  await form.getByRole("button", { name: "Create TSIG key" }).click();
+  const secret = await page.locator("#new-tsig-secret").inputValue();
+  check(/^[A-Za-z0-9+/]{43}=$/.test(secret), "the TSIG key's secret is shown once");
+  const keyFile = await page.locator("#new-tsig-nsupdate").inputValue();
+  const certbot = await page.locator("#new-tsig-certbot").inputValue();
+  check(certbot.includes("dns_rfc2136_algorithm = HMAC-SHA256") && certbot.includes(secret), "certbot's credentials are ready");
+  await shot(page, "team-new-tsig-key");
+
+  const dir = mkdtempSync(join(tmpdir(), "tsig-"));
+  writeFileSync(join(dir, "laptop.key"), keyFile);
+  const [host, port] = need("HOSTMINT_DNS").split(":");
+  execFileSync("nsupdate", ["-k", join(dir, "laptop.key")], {
+    input: `server ${host} ${port}\nzone acme.example.net\nupdate add tsig.acme.example.net 60 A 198.51.100.30\nsend\n`,
+  });
+  await dnsSays("tsig.acme.example.net", "198.51.100.30", "nsupdate with the key file as shown minted it");
+
+  await page.goto(`${base}/dashboard/team`);
+  check(!(await page.locator("body").textContent()).includes(secret), "the TSIG secret is not shown again");
+  await page.getByRole("button", { name: "Revoke TSIG key laptop" }).click();
+  await page.waitForURL("**/dashboard/team");
+  check(await visible(page.getByText("No TSIG keys yet.")), "the TSIG key is gone from the list");
 }
 
 // hostnameInBrowser: the README walkthrough's hostname steps, from the team
