@@ -54,6 +54,20 @@ type teamView struct {
 	CertModes []string // [P2]
 }
 
+// grantsView is what the scope and reach fields of a key form show: the
+// API key's and the TSIG key's forms take the same grants.
+type grantsView struct {
+	ID      string // the fields' id prefix: "key", "tsig"
+	Form    *form
+	Scopes  []string
+	Reaches []reachOption
+}
+
+// Grants is the scope and reach fields of the key form f, ids prefixed id.
+func (v teamView) Grants(id string, f *form) grantsView {
+	return grantsView{ID: id, Form: f, Scopes: v.Scopes, Reaches: v.Reaches}
+}
+
 // principal is who a team member acts as: the whole team with every scope,
 // as the team's own unscoped keys do.
 func principal(s *accounts.Session) *access.Principal {
