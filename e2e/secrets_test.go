@@ -14,8 +14,9 @@ import (
 )
 
 // TestSecretsStayHidden runs the binary through every kind of secret the
-// service hands out or holds (admin token, API keys, DNS-01 passwords, the
-// encryption key, a DNSSEC private key) and then reads its whole output and
+// service hands out or holds (admin token, API keys, DNS-01 passwords, a
+// TSIG key, the encryption key, a DNSSEC private key) and then reads its
+// whole output and
 // every row of its store: no secret appears in either, only hashes and
 // sealed keys; the admin token file is 0600.
 func TestSecretsStayHidden(t *testing.T) {
@@ -25,7 +26,7 @@ func TestSecretsStayHidden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, p := spawn(t, options{profile: 2, extra: []string{keyLine}})
+	s, p := spawn(t, options{profile: 2, extra: []string{keyLine, "dynamic_update"}})
 	if fi, err := os.Stat(filepath.Join(s.dir, "admin.token")); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("admin token file: %v, mode %v; want 0600", err, fi.Mode().Perm())
 	}
@@ -36,6 +37,8 @@ func TestSecretsStayHidden(t *testing.T) {
 	s.live(t, key, id)
 	cred := s.acmeCredential(t, key, id)
 	s.acmeUpdate(t, cred, strings.Repeat("v", 43))
+	tsig := s.tsig("/api/v1/tsig-keys", key, nil)
+	s.mustUpdate(tsig, "zone secret.example.net\nupdate add _acme-challenge.vault.secret.example.net 60 TXT "+strings.Repeat("t", 43))
 	s.must(200, "PATCH", "/api/admin/domains/"+s.domainID(t, "secret.example.net"), s.admin, map[string]any{"dnssec": true})
 
 	// Failed attempts carry secrets too, near misses of real ones.
@@ -54,6 +57,7 @@ func TestSecretsStayHidden(t *testing.T) {
 		"API key secret":      secretOf(t, key),
 		"revoked key secret":  secretOf(t, second),
 		"DNS-01 password":     cred.pass,
+		"TSIG secret":         tsig.secret,
 		"encryption key":      strings.TrimSpace(string(sealKey)),
 		"a wrong key guessed": key + "x",
 	}
