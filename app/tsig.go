@@ -86,9 +86,9 @@ func (a auditor) Begin(ctx context.Context, e *storage.AuditEntry) context.Conte
 }
 
 func (a auditor) Finish(e *storage.AuditEntry, out dnsupdate.Answer) {
-	code := ""
-	if out.Rcode != dns.RcodeSuccess {
-		code = dns.RcodeToString[out.Rcode]
+	code := out.Code // a rule's refusal, in its code as the API's are recorded
+	if code == "" && out.Rcode != dns.RcodeSuccess {
+		code = dns.RcodeToString[out.Rcode] // the door's own: a prerequisite, a malformed message
 	}
 	if out.Rcode == dns.RcodeServerFailure {
 		return // the store could not be reached: neither could the entry

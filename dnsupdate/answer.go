@@ -14,6 +14,9 @@ import (
 type Answer struct {
 	Rcode int
 	EDE   *dns.EDNS0_EDE
+	// Code is the rule's code when a rule refused (FORBIDDEN, CONFLICT,
+	// ...), for the audit log, which records it as it does the API's.
+	Code string
 }
 
 var ok = Answer{Rcode: dns.RcodeSuccess}
@@ -37,18 +40,24 @@ func answerOf(err error) Answer {
 		return refuse(dns.RcodeServerFailure, dns.ExtendedErrorCodeNotReady, "the database is unavailable; try again shortly")
 	case errors.Is(err, storage.ErrConflict):
 		// A name the message mints was taken by another writer meanwhile.
-		return refuse(dns.RcodeRefused, dns.ExtendedErrorCodeOther, apierror.CodeConflict+": a name of the message was taken meanwhile; nothing was applied")
+		a := refuse(dns.RcodeRefused, dns.ExtendedErrorCodeOther, apierror.CodeConflict+": a name of the message was taken meanwhile; nothing was applied")
+		a.Code = apierror.CodeConflict
+		return a
 	case !isRule || p.Code == apierror.CodeInternal:
 		return refuse(dns.RcodeServerFailure, dns.ExtendedErrorCodeOther, "unexpected server error")
 	case p.Code == apierror.CodeNotImplemented:
-		return refuse(dns.RcodeNotImplemented, dns.ExtendedErrorCodeNotSupported, p.Code+": "+p.Message)
+		a := refuse(dns.RcodeNotImplemented, dns.ExtendedErrorCodeNotSupported, p.Code+": "+p.Message)
+		a.Code = p.Code
+		return a
 	}
 	code := dns.ExtendedErrorCodeOther
 	switch p.Code {
 	case apierror.CodeForbidden, apierror.CodeUnauthorized, apierror.CodeKeyExpired, apierror.CodePaymentRequired:
 		code = dns.ExtendedErrorCodeProhibited
 	}
-	return refuse(dns.RcodeRefused, code, p.Code+": "+p.Message)
+	a := refuse(dns.RcodeRefused, code, p.Code+": "+p.Message)
+	a.Code = p.Code
+	return a
 }
 
 // rejection carries an Answer of the door's own through the transaction,

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -60,6 +61,9 @@ func newDoor(tb testing.TB, d storage.Dialect) *door {
 }
 
 func ptr(s string) *string { return &s }
+
+// ruleCode is the code a rule's refusal begins its EDE text with.
+var ruleCode = regexp.MustCompile(`^([A-Z_]+): `)
 
 // msg builds an UPDATE of zone: prereqs and updates in presentation form.
 func msg(tb testing.TB, zone string, prereqs, updates []string) *dns.Msg {
@@ -185,6 +189,12 @@ func TestUpdate(t *testing.T) {
 				}
 				if tc.ede != "" && (a.EDE == nil || !strings.Contains(a.EDE.ExtraText, tc.ede)) {
 					t.Errorf("%s: EDE %v, want it to say %q", tc.name, a.EDE, tc.ede)
+				}
+				// A rule's refusal names its code for the audit log, as the EDE text begins.
+				if a.EDE != nil {
+					if m := ruleCode.FindStringSubmatch(a.EDE.ExtraText); m != nil && a.Code != m[1] || m == nil && a.Code != "" {
+						t.Errorf("%s: code %q for the EDE %q", tc.name, a.Code, a.EDE.ExtraText)
+					}
 				}
 				if got := d.addr(t, "web"); got != tc.web {
 					t.Errorf("%s: web.example.org serves %q, want %q", tc.name, got, tc.web)

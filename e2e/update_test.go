@@ -175,8 +175,10 @@ update add laptop.example.org 3600 AAAA 2606:2800:21f:cb07:6820:80da:af6b:8b2c`)
 			// Release: deleting every address of a hostname.
 			s.mustUpdate(k, "update delete laptop.example.org AAAA")
 			s.resolves("laptop.example.org", dns.TypeAAAA, "NXDOMAIN")
-			if h := s.must(200, "GET", "/api/admin/audit?actor=tsig:"+k.id, s.admin, nil); !strings.Contains(string(h.raw), "DNS UPDATE example.org") {
-				t.Errorf("the audit log has no UPDATE of key %s: %s", k.id, h.raw)
+			// The audit log has each message, a rule's refusal under its code.
+			if h := s.must(200, "GET", "/api/admin/audit?actor=tsig:"+k.id, s.admin, nil); !strings.Contains(string(h.raw), "DNS UPDATE example.org") ||
+				!strings.Contains(string(h.raw), `"result":"FORBIDDEN"`) || !strings.Contains(string(h.raw), `"result":"ok"`) {
+				t.Errorf("the audit log of key %s: %s", k.id, h.raw)
 			}
 
 			// Revoked: refused at once.
