@@ -56,8 +56,9 @@ func (a *App) ServeTSIG(secrets map[string]string) {
 	a.node.served.Store(&m)
 }
 
-// awaitTSIG waits, up to 10 s (a reload under load), until the node's DNS servers
-// verify the key named name (a new key reaches them by a reload).
+// awaitTSIG waits, up to 10 s (a reload on a loaded machine), until the
+// node's DNS servers verify the key named name (a new key reaches them by
+// a reload).
 func (n *node) awaitTSIG(ctx context.Context, name string) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
