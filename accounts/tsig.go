@@ -133,7 +133,7 @@ func within(ctx context.Context, q storage.Queries, by *access.Principal, scopes
 				return err
 			}
 			t.Name = h.Name
-			t.Domain = h.Name[len(h.Label)+1:]
+			t.Domain = h.Zone()
 		}
 		if sc.Hostname == "" && sc.Domain == "" {
 			if by.Reach(sc.Scope).Team {

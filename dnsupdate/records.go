@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/hostmint/hostmint/records"
 	"github.com/miekg/dns"
@@ -25,11 +24,11 @@ func recordType(t uint16) (string, bool) {
 	return "", false
 }
 
-// inputOf reads rr as the API's record input, named label under the
-// hostname ("" for the hostname itself).
-func inputOf(rr dns.RR, label string) (records.Input, error) {
+// inputOf reads rr as the API's record input, at name (fully qualified:
+// the record rule reads it against its hostname's).
+func inputOf(rr dns.RR, name string) (records.Input, error) {
 	typ, _ := recordType(rr.Header().Rrtype)
-	in := records.Input{Type: typ, Name: &label}
+	in := records.Input{Type: typ, Name: &name}
 	num := func(v int) *int { return &v }
 	str := func(v string) *string { return &v }
 	switch v := rr.(type) {
@@ -92,9 +91,4 @@ func svcbInput(in records.Input, v *dns.SVCB) (records.Input, error) {
 	}
 	in.Params = p
 	return in, nil
-}
-
-// relativeLabel is name relative to hostname ("" for hostname itself).
-func relativeLabel(name, hostname string) string {
-	return strings.TrimSuffix(strings.TrimSuffix(name, hostname), ".")
 }

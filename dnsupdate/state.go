@@ -93,8 +93,7 @@ func (z *zoneState) at(ctx context.Context, name string) (*node, error) {
 		return n, nil
 	}
 	n := &node{name: name, was: rrsets{}}
-	rel := strings.TrimSuffix(strings.TrimSuffix(name, z.dom.Name), ".")
-	labels := strings.Split(rel, ".")
+	labels := z.labels(name)
 	switch {
 	case name == z.dom.Name:
 		n.kind = kindApex
@@ -197,8 +196,13 @@ func (z *zoneState) readAll(ctx context.Context, r *dns.Msg) error {
 
 // labelOf is the label directly under the zone that name is at or under.
 func (z *zoneState) labelOf(name string) string {
-	rel := strings.TrimSuffix(strings.TrimSuffix(name, z.dom.Name), ".")
-	return rel[strings.LastIndexByte(rel, '.')+1:]
+	labels := z.labels(name)
+	return labels[len(labels)-1]
+}
+
+// labels are name's labels below the zone ([""] for the apex).
+func (z *zoneState) labels(name string) []string {
+	return strings.Split(strings.TrimSuffix(strings.TrimSuffix(name, z.dom.Name), "."), ".")
 }
 
 // prerequisites checks the prerequisite section (RFC 2136 3.2.5): the
@@ -430,7 +434,7 @@ func (z *zoneState) commitRecords(ctx context.Context, p *access.Principal, n *n
 				return reject(dns.RcodeRefused, dns.ExtendedErrorCodeOther,
 					fmt.Sprintf("%s is under no hostname of %s; records are published under hostnames", n.name, z.dom.Name))
 			}
-			in, err := inputOf(n.added[rrKey(t, v)], relativeLabel(n.name, n.host.Name))
+			in, err := inputOf(n.added[rrKey(t, v)], n.name)
 			if err != nil {
 				return reject(dns.RcodeRefused, dns.ExtendedErrorCodeNotSupported, err.Error())
 			}
