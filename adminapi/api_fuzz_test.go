@@ -99,7 +99,7 @@ func newFuzzAPI(tb testing.TB, d storage.Dialect, profile profile.Profile) *fuzz
 	rules.Records = hostnames.NewRecords(hs, 1<<30) // the record rules, not the rate limit, are what is fuzzed
 	auth := accounts.NewAuthenticator(store)
 	srv := New(Config{Profile: profile, BaseURL: "http://127.0.0.1:8080", AdminToken: fuzzAdmin,
-		Health: func(context.Context) error { return nil }}, rules, accounts.New(store, profile, auth).WithTSIG(key, nil), auth, domains.New(store, key), logger)
+		Health: func(context.Context) (Health, error) { return Health{}, nil }}, rules, accounts.New(store, profile, auth).WithTSIG(key, nil), auth, domains.New(store, key), logger)
 	a := &fuzzAPI{name: fmt.Sprintf("%s/P%d", d, profile), srv: srv, store: store, log: logs, ids: map[string]string{}}
 
 	team := `{"name":"main","plan":"business"}`

@@ -147,11 +147,21 @@ func (s *Server) teamDomain(c *call) (int, any, error) {
 	return http.StatusOK, teamDomainViewOf(d), nil
 }
 
+// Health is how current a node is, as GET /api/health answers it.
+type Health struct {
+	Status     string  `json:"status"`
+	ReadOnly   bool    `json:"read_only"`
+	LagSeconds float64 `json:"lag_seconds"`
+	LagChanges int64   `json:"lag_changes"`
+}
+
 func (s *Server) health(c *call) (int, any, error) {
-	if err := s.cfg.Health(c.r.Context()); err != nil {
+	h, err := s.cfg.Health(c.r.Context())
+	if err != nil {
 		return 0, nil, apierror.Unavailable("not ready: %v", err)
 	}
-	return http.StatusOK, map[string]string{"status": "ok"}, nil
+	h.Status = "ok"
+	return http.StatusOK, h, nil
 }
 
 type diagnosisView struct {

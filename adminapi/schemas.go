@@ -163,7 +163,12 @@ func (s *Server) schemas() map[string]schema {
 			req("created_at", dateTime("Creation time"))),
 		"TeamDomainList": object("[P2] The team's domains.", req("domains", arrayOf(ref("TeamDomain"), "Oldest first"))),
 		"Released":       object("Release result.", req("released", boolean("Always true"))),
-		"Health":         object("Health.", req("status", enum("ok when ready", "ok"))),
+		"Health": object("Health: how current this node is.",
+			req("status", enum("ok when ready", "ok")),
+			req("read_only", boolean("A read-only DNS node: it answers DNS and this endpoint only")),
+			req("lag_seconds", typed("number", "How far behind its database's writers the node is: 0 on a writer that has applied all it read; "+
+				"on a read-only node, the age of the writers' heartbeat it is current to (resolution: one second)")),
+			req("lag_changes", integer("Changes in its database it has not applied yet"))),
 		"Account": object("An account.",
 			req("id", str("Account id")),
 			req("name", str("Name")),

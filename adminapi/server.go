@@ -50,8 +50,9 @@ type Config struct {
 	// Guesses throttles wrong admin tokens by client address; nil: a
 	// throttle of the server's own.
 	Guesses *ratelimit.Guesses
-	// Health reports why the service is not ready, nil when it is.
-	Health func(ctx context.Context) error
+	// Health reports how current the node is, and why it is not ready
+	// (nil when it is).
+	Health func(ctx context.Context) (Health, error)
 	// TrustedProxies are the peers whose X-Forwarded-For is believed when
 	// the client's own address is needed (dyndns2 without myip, /myip).
 	TrustedProxies []netip.Prefix
@@ -254,6 +255,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		p.RetryAfter = 5 * time.Second
 	case errors.Is(err, context.Canceled):
 		p = apierror.Unavailable("the request was cancelled")
+	case errors.Is(err, storage.ErrReadOnly):
+		p = apierror.Unavailable("this node is read-only: it serves DNS from a copy of the database and writes nothing; " +
+			"send API requests to a writer node")
 	default:
 		s.log.Error("unexpected error", "method", r.Method, "path", r.URL.Path, "err", err)
 		p = apierror.Internal()

@@ -54,23 +54,26 @@ const (
 	// secondaries ([P1]).
 	expiryTick  = time.Second
 	compactTick = 10 * time.Minute
+	// beatTick is how often a writer stamps the heartbeat read-only nodes
+	// measure their lag against: their lag's resolution.
+	beatTick = time.Second
 )
 
-// App is one running configuration: what Start acquired, until Stop.
+// App is a writer node: its Node, the services, the API and the
+// background work that Start acquired, until Stop.
 type App struct {
-	node    *node
-	api     *listener
+	*Node
 	updater *dnsupdate.Updater
 	stop    func() // the background work: audit purge, feed compaction; [P2] the watcher and certificates
 }
 
-// Index is the store's index, made by the NewIndex of the first Start on
-// that store.
-func (a *App) Index() Index { return a.node.index }
-
 // Start opens (or shares) the store and the API listener of cfg, builds
-// the services and starts the background work.
+// the services and starts the background work. cfg.ReadOnly is for
+// StartReadOnly.
 func Start(cfg Config, newIndex NewIndex) (*App, error) {
+	if cfg.ReadOnly {
+		return nil, fmt.Errorf("a read-only node starts with StartReadOnly")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if cfg.BaseURL == "" {
@@ -88,14 +91,11 @@ func Start(cfg Config, newIndex NewIndex) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	key, err := certKey(cfg.CertKeyFile)
+	node, err := openNode(ctx, &cfg, newIndex)
 	if err != nil {
 		return nil, err
 	}
-	n, err := acquireNode(ctx, cfg.Dialect, cfg.DSN, cfg.FeedPoll, key, newIndex)
-	if err != nil {
-		return nil, err
-	}
+	n, key := node.node, node.key
 	doms := domains.New(n.store, key)
 	if err := doms.Ensure(ctx, cfg.Domains); err != nil {
 		n.release()
@@ -136,14 +136,13 @@ func Start(cfg Config, newIndex NewIndex) (*App, error) {
 	}
 	srv := adminapi.New(adminapi.Config{
 		Profile: prof, BaseURL: cfg.BaseURL, AdminToken: token, TrustedProxies: cfg.TrustedProxies,
-		Health: n.health, Audit: audits, Observe: observeAPI, Guesses: n.guesses, TSIGServed: tsigServed,
+		Health: node.health, Audit: audits, Observe: observeAPI, Guesses: n.guesses, TSIGServed: tsigServed,
 	}, rules, accts, n.auth, doms, logger)
 	// The dashboard shares the listener and calls the same rules as the API.
 	dash := dashboard.New(dashboard.Config{Profile: prof, BaseURL: cfg.BaseURL, AdminToken: token,
 		Audit: audits, Address: srv.ClientAddr, TLS: srv.OverTLS, Guesses: n.guesses,
 		DNSAddr: cfg.updateAddr(), TSIGServed: tsigServed}, accts, rules, doms, logger)
-	api, err := acquireListener(cfg.API, dashboard.Mount(srv, dash))
-	if err != nil {
+	if node.api, err = acquireListener(cfg.API, dashboard.Mount(srv, dash)); err != nil {
 		n.release()
 		return nil, err
 	}
@@ -152,6 +151,9 @@ func Start(cfg Config, newIndex NewIndex) (*App, error) {
 	wg.Go(func() { audits.Keep(wctx, cfg.AuditRetention, auditPurgeTick) })
 	wg.Go(func() { compactChanges(wctx, n.store, cfg.Changes, compactTick) })
 	wg.Go(func() { accts.EndClosedTeams(wctx, closedTeamsTick, log.Infof, log.Warningf) })
+	if cfg.Dialect == storage.Postgres {
+		wg.Go(func() { beat(wctx, n.store, beatTick) })
+	}
 	if prof.IdleExpiry() {
 		wg.Go(func() { recordExpiries(wctx, n.store, expiryTick) })
 	}
@@ -163,18 +165,13 @@ func Start(cfg Config, newIndex NewIndex) (*App, error) {
 		}
 	}
 	log.Infof("serving %d domain(s) from %s storage, API on %s (profile %d)", len(cfg.Domains), cfg.Dialect, cfg.API, cfg.Profile)
-	return &App{node: n, api: api, updater: updater, stop: func() { stop(); wg.Wait() }}, nil
+	return &App{Node: node, updater: updater, stop: func() { stop(); wg.Wait() }}, nil
 }
 
 // Stop ends the background work and releases what Start acquired.
 func (a *App) Stop() error {
 	a.stop()
-	errAPI := a.api.release()
-	errStore := a.node.release()
-	if errAPI != nil {
-		return errAPI
-	}
-	return errStore
+	return a.Node.Stop()
 }
 
 // cas are the configured ACME CAs, the first public CA first.

@@ -20,9 +20,15 @@ import (
 // Config is the application's configuration: the hostname block's options
 // (the plugin README documents each).
 type Config struct {
-	Profile        int // 1 or 2 (Start makes it a profile.Profile)
-	Dialect        storage.Dialect
-	DSN            string
+	Profile int // 1 or 2 (Start makes it a profile.Profile)
+	Dialect storage.Dialect
+	DSN     string
+	// ReadOnly: a DNS-only node that reads the store (a hot standby)
+	// and never writes (StartReadOnly).
+	ReadOnly bool
+	// MaxLag: past it behind the writers, the node reports not ready
+	// (0: never).
+	MaxLag         time.Duration
 	API            string // HOST:PORT the HTTP API listens on
 	BaseURL        string // "" : http://API
 	AdminTokenFile string

@@ -51,6 +51,22 @@ var (
 			}))
 		})
 
+	_ = gaugeFunc("node_lag_seconds", "How far behind its database's writers this node is (see GET /api/health's lag_seconds).",
+		func() float64 {
+			return time.Duration(mostOf(func(b *node) int64 { lag, _ := b.feed.Lag(); return int64(lag) })).Seconds()
+		})
+	_ = gaugeFunc("node_lag_changes", "Changes in this node's database it has not applied yet.",
+		func() float64 { return float64(mostOf(func(b *node) int64 { _, n := b.feed.Lag(); return n })) })
+	_ = gaugeFunc("node_read_only", "1 on a read-only DNS node (storage ... readonly), 0 on a writer.",
+		func() float64 {
+			return float64(mostOf(func(b *node) int64 {
+				if b.store.ReadOnly() {
+					return 1
+				}
+				return 0
+			}))
+		})
+
 	feedReloads = promauto.NewCounter(prometheus.CounterOpts{Namespace: plugin.Namespace, Subsystem: "hostname",
 		Name: "feed_reloads_total", Help: "Full snapshots loaded again because this node fell behind the compacted change feed."})
 

@@ -27,6 +27,17 @@ func leastOf(f func(*node) int64) int64 {
 	return n
 }
 
+// mostOf is f's largest value over the open stores, 0 with none.
+func mostOf(f func(*node) int64) int64 {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	var n int64
+	for _, b := range nodes {
+		n = max(n, f(b))
+	}
+	return n
+}
+
 // sumOf is f's sum over the open stores.
 func sumOf(f func(*node) int64) int64 {
 	sharedMu.Lock()

@@ -17,12 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hostmint/hostmint/accounts"
 	"github.com/hostmint/hostmint/adminapi"
-	"github.com/hostmint/hostmint/domains"
-	"github.com/hostmint/hostmint/ratelimit"
 	"github.com/hostmint/hostmint/seal"
-	"github.com/hostmint/hostmint/storage"
 )
 
 // Process-wide resources, shared by every hostname block and by the old and
@@ -34,120 +30,6 @@ var (
 	nodes     = map[string]*node{}
 	listeners = map[string]*listener{}
 )
-
-// node is one open store with the feed that keeps its index current.
-type node struct {
-	key     string
-	refs    int
-	store   *storage.Store
-	feed    *storage.Feed
-	index   Index
-	auth    *accounts.Authenticator
-	keyring *accounts.Keyring
-	// served are the TSIG keys this node's DNS servers verify (set by the
-	// plugin when they start), by name with the trailing dot.
-	served  atomic.Pointer[map[string]string]
-	metrics *feedMetrics
-	// guesses throttles wrong admin tokens: the API and the dashboard, and
-	// the old and new instance of a reload, count together.
-	guesses *ratelimit.Guesses
-	certs   atomic.Pointer[storage.CertificateStats]
-	cancel  context.CancelFunc
-	done    chan struct{}
-}
-
-// fanout feeds every consumer the same snapshot and changes.
-type fanout []storage.Consumer
-
-func (f fanout) Load(ctx context.Context, q storage.Queries) error {
-	for _, c := range f {
-		if err := c.Load(ctx, q); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (f fanout) Apply(ctx context.Context, q storage.Queries, cs []storage.Change) error {
-	for _, c := range f {
-		if err := c.Apply(ctx, q, cs); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// acquireNode opens (or shares) the store of d/dsn and starts its feed;
-// key opens the zones' DNSSEC keys and is the index's from the start, so
-// a signed zone is never loaded unsigned.
-func acquireNode(ctx context.Context, d storage.Dialect, dsn string, poll time.Duration, key seal.Key, newIndex NewIndex) (*node, error) {
-	sharedMu.Lock()
-	defer sharedMu.Unlock()
-	id := string(d) + " " + dsn
-	if b, ok := nodes[id]; ok {
-		b.refs++
-		return b, nil
-	}
-	store, err := storage.Open(ctx, d, dsn)
-	if err != nil {
-		return nil, err
-	}
-	signers := func(d *storage.Domain) (*domains.Signer, error) { return domains.OpenSigner(d, key) }
-	b := &node{key: id, refs: 1, store: store, index: newIndex(signers), auth: accounts.NewAuthenticator(store),
-		keyring: accounts.NewKeyring(store, key), metrics: &feedMetrics{}, guesses: ratelimit.NewGuesses(), done: make(chan struct{})}
-	b.feed = storage.NewFeed(store, fanout{b.index, b.auth, b.keyring, b.metrics}, poll, slog.Default().With("plugin", "hostname"))
-	b.feed.Reloaded = feedReloads.Inc
-	fctx, cancel := context.WithCancel(context.Background())
-	b.cancel = cancel
-	var wg sync.WaitGroup
-	wg.Go(func() { b.feed.Run(fctx) })
-	wg.Go(func() { b.watchCertificates(fctx) })
-	go func() {
-		defer close(b.done)
-		wg.Wait()
-	}()
-	nodes[id] = b
-	return b, nil
-}
-
-func (b *node) release() error {
-	sharedMu.Lock()
-	if b.refs--; b.refs > 0 {
-		sharedMu.Unlock()
-		return nil
-	}
-	delete(nodes, b.key)
-	sharedMu.Unlock()
-	// Waited for without the lock: the goroutines take it to publish.
-	b.cancel()
-	<-b.done
-	return b.store.Close()
-}
-
-// IndexSize is the number of hostnames in the indexes of every open store.
-func IndexSize() int64 {
-	sharedMu.Lock()
-	defer sharedMu.Unlock()
-	var n int64
-	for _, b := range nodes {
-		n += b.index.Len()
-	}
-	return n
-}
-
-// health is the API's health check: the index is loaded and the store
-// answers.
-func (b *node) health(ctx context.Context) error {
-	if !b.feed.Loaded() {
-		return fmt.Errorf("the DNS index is not loaded yet")
-	}
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	if err := b.store.Ping(ctx); err != nil {
-		return fmt.Errorf("the database does not answer")
-	}
-	return nil
-}
 
 // listener is one HTTP listener; the newest instance's handler serves it.
 type listener struct {

@@ -21,7 +21,7 @@ import (
 // this process answers from its ring; otherwise the keys are read once.
 func TSIGSecrets(cfg Config) (map[string]string, error) {
 	sharedMu.Lock()
-	n := nodes[string(cfg.Dialect)+" "+cfg.DSN]
+	n := nodes[nodeKey(&cfg)]
 	sharedMu.Unlock()
 	if n != nil && n.feed.Loaded() {
 		return n.keyring.Secrets(), nil
@@ -32,7 +32,7 @@ func TSIGSecrets(cfg Config) (map[string]string, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	store, err := storage.Open(ctx, cfg.Dialect, cfg.DSN)
+	store, err := openStore(ctx, &cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -44,16 +44,20 @@ func TSIGSecrets(cfg Config) (map[string]string, error) {
 	return ring.Secrets(), nil
 }
 
-// Keyring is the node's TSIG keys.
-func (a *App) Keyring() *accounts.Keyring { return a.node.keyring }
+// TSIGSecrets are the secrets of the store's TSIG keys as the node holds
+// them now, by key name with the trailing dot.
+func (n *Node) TSIGSecrets() map[string]string { return n.node.keyring.Secrets() }
+
+// OnTSIGChange registers f to run whenever the node's TSIG keys change.
+func (n *Node) OnTSIGChange(f func()) { n.node.keyring.OnChange(f) }
 
 // Updater applies DNS UPDATE messages.
 func (a *App) Updater() *dnsupdate.Updater { return a.updater }
 
 // ServeTSIG tells the node which keys its DNS servers verify now.
-func (a *App) ServeTSIG(secrets map[string]string) {
+func (n *Node) ServeTSIG(secrets map[string]string) {
 	m := maps.Clone(secrets)
-	a.node.served.Store(&m)
+	n.node.served.Store(&m)
 }
 
 // awaitTSIG waits, up to 10 s (a reload on a loaded machine), until the

@@ -38,6 +38,12 @@ func answerOf(err error) Answer {
 	case isRule && p.Code == apierror.CodeUnavailable,
 		errors.Is(err, storage.ErrUnavailable), errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return refuse(dns.RcodeServerFailure, dns.ExtendedErrorCodeNotReady, "the database is unavailable; try again shortly")
+	case errors.Is(err, storage.ErrReadOnly):
+		// REFUSED, not SERVFAIL: trying this node again will not help.
+		a := refuse(dns.RcodeRefused, dns.ExtendedErrorCodeNotReady, apierror.CodeUnavailable+
+			": this node is read-only: it serves DNS from a copy of the database and writes nothing; send UPDATE to a writer node")
+		a.Code = apierror.CodeUnavailable
+		return a
 	case errors.Is(err, storage.ErrConflict):
 		// A name the message mints was taken by another writer meanwhile.
 		a := refuse(dns.RcodeRefused, dns.ExtendedErrorCodeOther, apierror.CodeConflict+": a name of the message was taken meanwhile; nothing was applied")
@@ -68,4 +74,13 @@ func (r *rejection) Error() string { return dns.RcodeToString[r.Rcode] + ": " + 
 
 func reject(rcode int, code uint16, text string) error {
 	return &rejection{refuse(rcode, code, text)}
+}
+
+// ReadOnly is the door of a read-only node: it refuses every UPDATE as
+// the store refuses a write there.
+type ReadOnly struct{}
+
+// Update implements the plugin's Updater.
+func (ReadOnly) Update(context.Context, string, string, string, *dns.Msg) (Answer, error) {
+	return answerOf(storage.ErrReadOnly), nil
 }

@@ -31,6 +31,7 @@ var copyOrder = []string{
 	"dashboard_sessions",
 	"signin_links",
 	"audit_log",
+	"heartbeat",
 }
 
 // serialTables have a {{serial}} id. On PostgreSQL their sequence must be

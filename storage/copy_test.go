@@ -62,6 +62,7 @@ func fill(t *testing.T, s *storage.Store) {
 		{"INSERT INTO expiry_marks (id, at, hostname_id) VALUES (1, 15, 'h1')", nil},
 		{"INSERT INTO dashboard_sessions (id, account_id, expires_at, created_at) VALUES ('s1', 'a1', 16, 16)", nil},
 		{"INSERT INTO signin_links (id, account_id, expires_at, created_at) VALUES ('l1', 'a1', 17, 17)", nil},
+		{"INSERT INTO heartbeat (id, at) VALUES (1, 19)", nil},
 		{"INSERT INTO audit_log (id, at, actor, account_id, action, object, result, status, address) VALUES (9, 18, 'key:k1', 'a1', 'POST /api/v1/hostnames', 'hostname:h1', 'ok', 201, '127.0.0.1')", nil},
 	}
 	for _, st := range stmts {

@@ -3,9 +3,11 @@ package storage
 import (
 	"cmp"
 	"context"
+	"errors"
 	"log/slog"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -48,6 +50,12 @@ type Feed struct {
 	loaded   bool
 	progress chan struct{} // closed and replaced whenever last or gaps move
 	err      error         // the last error reading the store, nil once it reads again
+	// current is the moment this node is known to be current to: it had
+	// applied every change its database held at that moment. pending are
+	// the changes its database held beyond what it had applied, at the
+	// last read.
+	current time.Time
+	pending int64
 }
 
 // gap is a change id seen skipped: its transaction may still commit.
@@ -135,8 +143,9 @@ func (f *Feed) WaitApplied(ctx context.Context, id int64) error {
 // until ctx ends.
 func (f *Feed) Run(ctx context.Context) {
 	// Listening before the snapshot: a change committed after it is
-	// announced to us; one committed before is in it.
-	if f.store.dialect == Postgres {
+	// announced to us; one committed before is in it. A standby takes no
+	// LISTEN (and hears no NOTIFY): a read-only node polls.
+	if f.store.dialect == Postgres && !f.store.readOnly {
 		stop := f.listen()
 		defer stop()
 	}
@@ -146,7 +155,12 @@ func (f *Feed) Run(ctx context.Context) {
 			break
 		}
 		f.setErr(err)
-		f.log.Error("loading the index failed; retrying", "err", err)
+		if recoveryConflict(err) {
+			f.log.Warn("a replication conflict on the standby cancelled loading the index; retrying "+
+				"(hot_standby_feedback and max_standby_streaming_delay on the standby avoid this)", "err", err)
+		} else {
+			f.log.Error("loading the index failed; retrying", "err", err)
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -168,7 +182,7 @@ func (f *Feed) Run(ctx context.Context) {
 
 func (f *Feed) load(ctx context.Context) error {
 	q := f.store.Reader()
-	last, err := q.LastChange(ctx)
+	last, at, err := f.position(ctx, q)
 	if err != nil {
 		return err
 	}
@@ -200,8 +214,43 @@ func (f *Feed) load(ctx context.Context) error {
 		}
 	}
 	f.last, f.loaded, f.err = last, true, nil
+	f.current, f.pending = at, 0
 	f.advance()
 	return nil
+}
+
+// position is the newest change id of the store and the moment the store
+// is known to be current to: the writers' heartbeat on a read-only node
+// (its database may be a standby behind the primary), the moment of the
+// read on a writer (whose database is the primary).
+func (f *Feed) position(ctx context.Context, q Queries) (last int64, at time.Time, err error) {
+	at = time.Now()
+	if !f.store.readOnly {
+		last, err = q.LastChange(ctx)
+		return last, at, err
+	}
+	last, beat, err := q.Position(ctx)
+	if t := time.UnixMilli(beat); beat > 0 && t.Before(at) {
+		at = t
+	}
+	return last, at, err
+}
+
+// Lag is how far this node is behind: the time since the moment it is
+// known to be current to, and the changes its database held that it had
+// not applied, at the last read. A writer that has applied everything
+// it read is not behind; a read-only node is behind its database's
+// heartbeat, which writers stamp each second.
+func (f *Feed) Lag() (time.Duration, int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.store.readOnly && f.loaded && f.err == nil && f.pending == 0 {
+		return 0, 0
+	}
+	if f.current.IsZero() {
+		return 0, f.pending
+	}
+	return max(0, time.Since(f.current)), f.pending
 }
 
 // catchUp applies batches until nothing new is left.
@@ -231,6 +280,16 @@ func (f *Feed) step(ctx context.Context) (int, error) {
 	f.mu.Unlock()
 
 	q := f.store.Reader()
+	var (
+		newest int64
+		at     = time.Now()
+		err    error
+	)
+	if f.store.readOnly {
+		if newest, at, err = f.position(ctx, q); err != nil {
+			return 0, err
+		}
+	}
 	cs, err := q.ChangesAfter(ctx, last, gaps, batchSize)
 	if err != nil {
 		return 0, err
@@ -256,6 +315,13 @@ func (f *Feed) step(ctx context.Context) (int, error) {
 			}
 			f.last = c.ID
 		}
+	}
+	if len(cs) < batchSize {
+		f.current = at
+	}
+	f.pending = max(0, newest-f.last)
+	if !f.store.readOnly && len(cs) == batchSize {
+		f.pending = batchSize // at least: a writer does not count them
 	}
 	moved := len(cs) > 0
 	for _, id := range gaps {
@@ -298,6 +364,13 @@ func (f *Feed) behind(ctx context.Context, q Queries, last int64, cs []Change) (
 	}
 	f.Wake() // what was written during the load
 	return true, nil
+}
+
+// recoveryConflict reports a read a hot standby cancelled to replay the
+// primary's changes; the same read again usually succeeds.
+func recoveryConflict(err error) bool {
+	var pqErr *pq.Error
+	return errors.As(err, &pqErr) && pqErr.Code == "40001" && strings.Contains(pqErr.Message, "conflict with recovery")
 }
 
 // advance wakes WaitApplied callers; f.mu must be held.

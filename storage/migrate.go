@@ -272,6 +272,22 @@ CREATE TABLE tsig_keys (
 CREATE INDEX tsig_keys_account ON tsig_keys (account_id);
 CREATE INDEX tsig_keys_issuer ON tsig_keys (issued_by) WHERE issued_by <> '';
 CREATE INDEX tsig_keys_active ON tsig_keys (revoked_at, id)`, nil},
+	{15, "the writers' heartbeat, by which read-only nodes measure their lag", `
+CREATE TABLE heartbeat (
+	id INTEGER PRIMARY KEY,
+	at BIGINT NOT NULL
+)`, map[Dialect]string{
+		// A vacuum that truncates a table takes an ACCESS EXCLUSIVE lock,
+		// which a hot standby replays by cancelling the reads of that
+		// table: a read-only node's snapshot load of a million names.
+		// The space at a table's end is reused by later rows anyway.
+		Postgres: `ALTER TABLE hostnames SET (vacuum_truncate = false);
+ALTER TABLE records SET (vacuum_truncate = false);
+ALTER TABLE challenges SET (vacuum_truncate = false);
+ALTER TABLE changes SET (vacuum_truncate = false);
+ALTER TABLE api_keys SET (vacuum_truncate = false);
+ALTER TABLE tsig_keys SET (vacuum_truncate = false)`,
+	}},
 }
 
 // recountActive sets every account's active_hostnames from its rows: once
@@ -354,4 +370,31 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// Version is the schema version this build migrates to.
+func Version() int { return migrations[len(migrations)-1].version }
+
+// checkSchema makes sure the database holds exactly this build's schema,
+// for a node that may not migrate it (a read-only node on a standby).
+func (s *Store) checkSchema(ctx context.Context) error {
+	var found, count int
+	err := s.db.NewRaw("SELECT COALESCE(MAX(version), 0), COUNT(*) FROM schema_migrations").Scan(ctx, &found, &count)
+	if err != nil {
+		if isUnavailable(err) {
+			return err
+		}
+		return fmt.Errorf("the database holds no Hostmint schema (%v): start a writer node on its primary first, it creates the schema", err)
+	}
+	want := Version()
+	switch {
+	case found < want:
+		return fmt.Errorf("the database's schema is version %d and this build needs version %d: "+
+			"upgrade a writer node on the primary first (it migrates), then this node", found, want)
+	case found > want:
+		return fmt.Errorf("the database's schema is version %d, newer than this build's version %d: upgrade this node", found, want)
+	case count != len(migrations):
+		return fmt.Errorf("the database's schema has %d of this build's %d versions", count, len(migrations))
+	}
+	return nil
 }

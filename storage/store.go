@@ -49,11 +49,29 @@ type Store struct {
 
 	notify *notifier // PostgreSQL: tells other nodes about commits
 	gate   writeGate // SQLite: writers wait their turn here
+
+	readOnly bool // OpenReadOnly's: every write is refused
 }
 
 // Open opens (and for SQLite creates) the database and migrates its schema.
 // For SQLite, dsn is a file path; for PostgreSQL, a lib/pq connection string.
 func Open(ctx context.Context, d Dialect, dsn string) (*Store, error) {
+	return open(ctx, d, dsn, false)
+}
+
+// OpenReadOnly opens a database only to read it, as a DNS-only node reads
+// a hot standby: it checks that the schema is this build's instead of
+// migrating, announces nothing, and refuses every write (ErrReadOnly).
+func OpenReadOnly(ctx context.Context, d Dialect, dsn string) (*Store, error) {
+	if d == SQLite {
+		if _, err := os.Stat(dsn); err != nil {
+			return nil, fmt.Errorf("storage: a read-only node reads an existing database: %w", err)
+		}
+	}
+	return open(ctx, d, dsn, true)
+}
+
+func open(ctx context.Context, d Dialect, dsn string, readOnly bool) (*Store, error) {
 	var (
 		db    *bun.DB
 		prep  *preparing
@@ -90,11 +108,15 @@ func Open(ctx context.Context, d Dialect, dsn string) (*Store, error) {
 	default:
 		return nil, fmt.Errorf("storage: unknown dialect %q (want sqlite or postgres)", d)
 	}
-	s := &Store{db: db, dialect: d, dsn: dsn}
+	s := &Store{db: db, dialect: d, dsn: dsn, readOnly: readOnly}
 	if d == SQLite {
 		s.gate = make(writeGate, 1)
 	}
-	if err := s.migrate(ctx); err != nil {
+	check := s.migrate
+	if readOnly {
+		check = s.checkSchema
+	}
+	if err := check(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("storage: %w", mapErr(err))
 	}
@@ -107,7 +129,9 @@ func Open(ctx context.Context, d Dialect, dsn string) (*Store, error) {
 		prep.text.Store(&text)
 		db.DB.SetMaxIdleConns(0)
 		db.DB.SetMaxIdleConns(maxConns)
-		s.notify = newNotifier(s)
+		if !readOnly {
+			s.notify = newNotifier(s)
+		}
 	}
 	return s, nil
 }
@@ -156,6 +180,9 @@ func sqliteDSN(path string) string {
 
 // Dialect is the database in use.
 func (s *Store) Dialect() Dialect { return s.dialect }
+
+// ReadOnly reports whether the store was opened by OpenReadOnly.
+func (s *Store) ReadOnly() bool { return s.readOnly }
 
 // DSN is the connection string the store was opened with.
 func (s *Store) DSN() string { return s.dsn }
@@ -241,6 +268,9 @@ func (t *Tx) Changed(_ context.Context, kind, ref string) error {
 // returns the id of the last change row the transaction appended (0 if none),
 // so the caller can wait until its node serves the change.
 func (s *Store) Write(ctx context.Context, fn func(ctx context.Context, tx *Tx) error) (int64, error) {
+	if s.readOnly {
+		return 0, ErrReadOnly
+	}
 	if t, _ := ctx.Value(joinKey{}).(*Tx); t != nil {
 		// Inside WriteAll: one more part of its transaction, which commits
 		// (and tells the feed) once every part is done. The rows the parts
@@ -348,6 +378,8 @@ var (
 	ErrNotFound    = errors.New("storage: not found")
 	ErrConflict    = errors.New("storage: conflict with an existing row")
 	ErrUnavailable = errors.New("storage: database unavailable")
+	// ErrReadOnly is every write's answer on a store opened read-only.
+	ErrReadOnly = errors.New("storage: this node only reads the database")
 )
 
 // mapErr turns driver errors into the store's errors, keeping the cause.
@@ -355,7 +387,7 @@ func mapErr(err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, ErrNotFound), errors.Is(err, ErrConflict), errors.Is(err, ErrUnavailable):
+	case errors.Is(err, ErrNotFound), errors.Is(err, ErrConflict), errors.Is(err, ErrUnavailable), errors.Is(err, ErrReadOnly):
 		return err
 	case errors.Is(err, sql.ErrNoRows):
 		return ErrNotFound

@@ -6,10 +6,10 @@ package hostname
 import (
 	"context"
 	"net"
+	"sync/atomic"
 
 	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/request"
-	"github.com/hostmint/hostmint/app"
 	"github.com/miekg/dns"
 )
 
@@ -26,10 +26,10 @@ type Handler struct {
 
 	cfg    *config
 	index  *Index
-	static map[string]addrList // nameserver names we answer for: lowercase FQDN -> addresses
-	ns     []string            // NS targets, FQDN
-	app    *app.App            // set in OnStartup
-	rrl    *rrl                // response_rate_limit; nil: none
+	static map[string]addrList  // nameserver names we answer for: lowercase FQDN -> addresses
+	ns     []string             // NS targets, FQDN
+	node   atomic.Pointer[Node] // set in OnStartup; the ready plugin asks from its own goroutine
+	rrl    *rrl                 // response_rate_limit; nil: none
 	// tsigSecrets are the store's TSIG keys this server block verifies
 	// (dynamic_update); updater applies the UPDATE messages they sign.
 	tsigSecrets map[string]string

@@ -36,21 +36,29 @@ var options = []option{
 		cfg.app.Profile, _ = strconv.Atoi(a[0])
 		return nil
 	}},
-	{"storage", "sqlite PATH | storage postgres DSN", "where state lives", 2, 2, func(cfg *config, a []string) error {
-		switch d := storage.Dialect(a[0]); d {
-		case storage.SQLite, storage.Postgres:
-			cfg.app.Dialect, cfg.app.DSN = d, a[1]
-			return nil
+	{"storage", "sqlite PATH | storage postgres DSN [readonly]", "where state lives; readonly: a DNS-only node on a copy (a hot standby)", 2, 3, func(cfg *config, a []string) error {
+		d := storage.Dialect(a[0])
+		if d != storage.SQLite && d != storage.Postgres {
+			return fmt.Errorf("must be sqlite PATH or postgres DSN, got %q", a[0])
 		}
-		return fmt.Errorf("must be sqlite PATH or postgres DSN, got %q", a[0])
+		if len(a) == 3 {
+			if a[2] != "readonly" || d != storage.Postgres {
+				return fmt.Errorf("the third argument can only be readonly, after postgres DSN, got %q", a[2])
+			}
+			cfg.app.ReadOnly = true
+		}
+		cfg.app.Dialect, cfg.app.DSN = d, a[1]
+		return nil
 	}},
-	{"api", "ADDRESS", "the HTTP API's listen address", 1, 1, func(cfg *config, a []string) error {
+	{"api", "ADDRESS", "the HTTP API's listen address (a read-only node: GET /api/health only, none without this line)", 1, 1, func(cfg *config, a []string) error {
 		if _, _, err := net.SplitHostPort(a[0]); err != nil {
 			return fmt.Errorf("%q is not HOST:PORT", a[0])
 		}
 		cfg.app.API = a[0]
 		return nil
 	}},
+	{"max_lag", "DURATION", "how far behind its writers the node may fall before it reports not ready", 1, 1,
+		duration(func(c *config) *time.Duration { return &c.app.MaxLag }, 0)},
 	{"base_url", "URL", "the service origin as callers see it", 1, 1, func(cfg *config, a []string) error {
 		if err := httpURL(a[0]); err != nil {
 			return err
@@ -310,6 +318,7 @@ func parseOption(c *caddy.Controller, cfg *config) error {
 		if err := o.set(cfg, args); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
+		cfg.given[name] = true
 		return nil
 	}
 	return c.Errf("unknown property %q", name)

@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"time"
 
 	"github.com/coredns/caddy"
 	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/coredns/coredns/plugin"
 	clog "github.com/coredns/coredns/plugin/pkg/log"
 	"github.com/hostmint/hostmint/app"
+	"github.com/hostmint/hostmint/dnsupdate"
 	"github.com/hostmint/hostmint/domains"
 	"github.com/hostmint/hostmint/storage"
 )
@@ -22,6 +24,7 @@ func init() { plugin.Register("hostname", setup) }
 // and what only the DNS answers use.
 type config struct {
 	app        app.Config
+	given      map[string]bool // the options the block sets
 	addressTTL uint32
 	// rrlRate answers a second per client network over UDP (0: no
 	// limit), every rrlSlip-th refused one sent truncated.
@@ -40,8 +43,8 @@ func setup(c *caddy.Controller) error {
 		}
 		h.reloader = reloaderOf(c)
 		c.OnRestartFailed(func() error {
-			if a := h.app; a != nil {
-				h.watchKeys(a)
+			if n := h.node.Load(); n != nil {
+				h.watchKeys((*n).(updateNode))
 			}
 			return nil
 		})
@@ -76,7 +79,7 @@ func newHandler(cfg *config) *Handler {
 
 // parse reads the hostname block of c (one per server block).
 func parse(c *caddy.Controller) (*config, error) {
-	cfg := &config{app: app.Defaults(), addressTTL: 60}
+	cfg := &config{app: app.Defaults(), given: map[string]bool{}, addressTTL: 60}
 	for i := 0; c.Next(); i++ {
 		if i > 0 {
 			return nil, plugin.ErrOnce
@@ -93,16 +96,64 @@ func parse(c *caddy.Controller) (*config, error) {
 	if len(cfg.app.Nameservers) == 0 {
 		return nil, fmt.Errorf("at least one nameserver is required (nameserver NAME [ADDR])")
 	}
-	if cfg.app.BaseURL == "" {
+	if cfg.app.ReadOnly {
+		readOnlyDefaults(cfg)
+	}
+	if cfg.app.BaseURL == "" && cfg.app.API != "" {
 		cfg.app.BaseURL = "http://" + cfg.app.API
 	}
 	return cfg, nil
 }
 
-// start starts the application (or joins the one already running on the
-// same store and listener) and answers from its store's index.
+// readOnlyPoll is how often a read-only node polls by default: it hears
+// no NOTIFY, and a poll of an idle database costs one indexed read.
+const readOnlyPoll = 100 * time.Millisecond
+
+// readOnlyDefaults fits cfg to a read-only node: no API unless the block
+// names one, a faster poll unless it sets one.
+func readOnlyDefaults(cfg *config) {
+	if !cfg.given["api"] {
+		cfg.app.API = ""
+	}
+	if !cfg.given["feed_poll"] {
+		cfg.app.FeedPoll = readOnlyPoll
+	}
+}
+
+// Node is what the handler answers from: the index a store's feed keeps
+// current and whether the node is ready. The application gives it, as
+// k8s_external is given its backend; a writer's adds the services.
+type Node interface {
+	Index() app.Index
+	Ready() bool
+	Stop() error
+}
+
+// updateNode is a node whose DNS servers take UPDATE (dynamic_update):
+// its TSIG keys, and the door that applies (or, read-only, refuses) them.
+type updateNode interface {
+	TSIGSecrets() map[string]string
+	OnTSIGChange(f func())
+	ServeTSIG(secrets map[string]string)
+}
+
+// startNode starts the node of cfg: a writer, or a read-only node.
+func startNode(cfg app.Config, newIndex app.NewIndex) (Node, Updater, error) {
+	if cfg.ReadOnly {
+		n, err := app.StartReadOnly(cfg, newIndex)
+		return n, dnsupdate.ReadOnly{}, err
+	}
+	a, err := app.Start(cfg, newIndex)
+	if err != nil {
+		return nil, nil, err
+	}
+	return a, a.Updater(), nil
+}
+
+// start starts the node (or joins the one already running on the same
+// store and listener) and answers from its store's index.
 func (h *Handler) start() error {
-	a, err := app.Start(h.cfg.app, func(signers func(*storage.Domain) (*domains.Signer, error)) app.Index {
+	n, updater, err := startNode(h.cfg.app, func(signers func(*storage.Domain) (*domains.Signer, error)) app.Index {
 		ix := NewIndex()
 		ix.signers = signers
 		return ix
@@ -110,10 +161,10 @@ func (h *Handler) start() error {
 	if err != nil {
 		return plugin.Error("hostname", err)
 	}
-	h.index = a.Index().(*Index)
-	h.app = a
+	h.index = n.Index().(*Index)
+	h.node.Store(&n)
 	if h.cfg.app.DynamicUpdate {
-		h.startTSIG(a)
+		h.startTSIG(n.(updateNode), updater)
 	}
 	for _, ns := range h.cfg.app.Nameservers {
 		if len(h.static[ns.Name]) == 0 && h.configured(ns.Name) {
@@ -129,10 +180,9 @@ func (h *Handler) stop() error {
 		h.stopNotify()
 		h.stopNotify = nil
 	}
-	if h.app == nil {
+	n := h.node.Swap(nil)
+	if n == nil {
 		return nil
 	}
-	a := h.app
-	h.app = nil
-	return a.Stop()
+	return (*n).Stop()
 }

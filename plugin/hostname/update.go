@@ -130,25 +130,24 @@ func (r *reloader) soon() {
 	})
 }
 
-// startTSIG follows the store's keys once the application is up.
-func (h *Handler) startTSIG(a *app.App) {
-	a.ServeTSIG(h.tsigSecrets)
-	h.updater = a.Updater()
-	h.watchKeys(a)
+// startTSIG follows the store's keys once the node is up.
+func (h *Handler) startTSIG(n updateNode, u Updater) {
+	n.ServeTSIG(h.tsigSecrets)
+	h.updater = u
+	h.watchKeys(n)
 }
 
 // watchKeys reloads this handler's instance when the store's keys are no
 // longer those its servers verify; again when a newer instance failed to
 // start and this one goes on serving.
-func (h *Handler) watchKeys(a *app.App) {
-	ring := a.Keyring()
+func (h *Handler) watchKeys(n updateNode) {
 	baked := h.tsigSecrets
-	ring.OnChange(func() {
-		if !maps.Equal(ring.Secrets(), baked) {
+	n.OnTSIGChange(func() {
+		if !maps.Equal(n.TSIGSecrets(), baked) {
 			h.reloader.soon()
 		}
 	})
-	if !maps.Equal(ring.Secrets(), baked) {
+	if !maps.Equal(n.TSIGSecrets(), baked) {
 		h.reloader.soon()
 	}
 }
