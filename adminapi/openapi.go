@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hostmint/hostmint/idempotency"
 	"github.com/hostmint/hostmint/profile"
 )
 
@@ -48,6 +49,10 @@ func (s *Server) openAPI() map[string]any {
 		for _, q := range r.query {
 			params = append(params, map[string]any{"name": q.name, "in": "query", "description": q.doc, "schema": q.schema()})
 		}
+		if r.idempotent() {
+			params = append(params, map[string]any{"name": "Idempotency-Key", "in": "header", "description": idempotencyDoc,
+				"schema": map[string]any{"type": "string", "minLength": 1, "maxLength": idempotency.MaxKey}})
+		}
 		if params != nil {
 			op["parameters"] = params
 		}
@@ -64,7 +69,7 @@ func (s *Server) openAPI() map[string]any {
 			ok["content"] = map[string]any{r.rawType: map[string]any{"schema": str("")}}
 		}
 		resp[fmt.Sprint(r.ok)] = ok
-		for _, st := range r.errors {
+		for _, st := range r.errorStatuses() {
 			// A raw route's errors are in its own type (dyndns2 answers text).
 			content := map[string]any{"application/json": map[string]any{"schema": ref("Error")}}
 			if r.rawType != "" {
@@ -163,6 +168,9 @@ func (s *Server) llmsText() string {
 		for _, q := range r.query {
 			fmt.Fprintf(&b, "- Query `%s` (%s): %s\n", q.name, q.describe(), q.doc)
 		}
+		if r.idempotent() {
+			fmt.Fprintf(&b, "- Header `Idempotency-Key` (optional): %s\n", idempotencyDoc)
+		}
 		if r.body != "" {
 			fmt.Fprintf(&b, "- Request body: %s (see Schemas)\n", r.body)
 		}
@@ -173,7 +181,7 @@ func (s *Server) llmsText() string {
 		fmt.Fprintf(&b, "- Success: %d %s\n", r.ok, out)
 		if len(r.errors) > 0 {
 			var es []string
-			for _, e := range r.errors {
+			for _, e := range r.errorStatuses() {
 				es = append(es, fmt.Sprint(e))
 			}
 			fmt.Fprintf(&b, "- Errors: %s\n", strings.Join(es, ", "))

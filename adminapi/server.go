@@ -33,6 +33,7 @@ import (
 	"github.com/hostmint/hostmint/domains"
 	"github.com/hostmint/hostmint/hostnames"
 	"github.com/hostmint/hostmint/httperr"
+	"github.com/hostmint/hostmint/idempotency"
 	"github.com/hostmint/hostmint/storage"
 )
 
@@ -63,6 +64,9 @@ type Config struct {
 	// TSIGServed waits (briefly) until this node's DNS servers verify
 	// signatures of the TSIG key named name; nil when they take no UPDATE.
 	TSIGServed func(ctx context.Context, name string)
+	// Idempotency keeps the answers of creates sent with an
+	// Idempotency-Key; nil: the header is not read.
+	Idempotency *idempotency.Service
 }
 
 // Server serves the API.
@@ -136,6 +140,20 @@ type call struct {
 	r         *http.Request
 	principal *access.Principal   // nil on admin and open routes
 	w         http.ResponseWriter // for the audit log
+	after     []func()            // see afterCommit
+}
+
+// afterCommit runs f once the handler's writes are committed, before the
+// answer is sent: at once, unless the handler runs inside a transaction
+// of the door's (an Idempotency-Key's).
+func (c *call) afterCommit(f func()) { c.after = append(c.after, f) }
+
+// committed runs what afterCommit put off.
+func (c *call) committed() {
+	for _, f := range c.after {
+		f()
+	}
+	c.after = nil
 }
 
 // handler answers with a status and a JSON body, or an error.
@@ -205,11 +223,23 @@ func (s *Server) endpoint(rt *route) http.Handler {
 			rt.raw(w, r)
 			return
 		}
+		if rt.idempotent() && s.cfg.Idempotency != nil {
+			key, present, err := idempotencyKey(r)
+			if err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			if present {
+				s.serveIdempotent(w, c, rt, key)
+				return
+			}
+		}
 		status, body, err := rt.handle(c)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
+		c.committed()
 		writeJSON(w, status, body)
 	})
 }
@@ -275,9 +305,7 @@ func writeJSON(w http.ResponseWriter, status int, body any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.Encode(body)
+	w.Write(encodeJSON(body))
 }
 
 // decode reads the JSON object body into v: unknown fields, trailing data,

@@ -59,7 +59,8 @@ func (s *Server) createTSIGKey(c *call) (int, any, error) {
 	if s.cfg.TSIGServed != nil {
 		// The DNS servers of this node take the key before it is handed
 		// out, so that the first UPDATE signed with it is verified.
-		s.cfg.TSIGServed(c.r.Context(), k.Key.KeyName)
+		ctx := c.r.Context()
+		c.afterCommit(func() { s.cfg.TSIGServed(ctx, k.Key.KeyName) })
 	}
 	v := tsigViewOf(k.Key)
 	v.Secret = k.Secret

@@ -19,6 +19,7 @@ import (
 	"github.com/hostmint/hostmint/dnsupdate"
 	"github.com/hostmint/hostmint/domains"
 	"github.com/hostmint/hostmint/hostnames"
+	"github.com/hostmint/hostmint/idempotency"
 	"github.com/hostmint/hostmint/labels"
 	"github.com/hostmint/hostmint/nsprobe"
 	"github.com/hostmint/hostmint/profile"
@@ -47,6 +48,9 @@ const (
 	watchTick      = 100 * time.Millisecond
 	certTick       = time.Second
 	auditPurgeTick = time.Hour
+	// idempotencyPurgeTick: Idempotency-Key answers are kept a day and
+	// deleted within the hour after.
+	idempotencyPurgeTick = time.Hour
 	// closedTeamsTick is how soon after a plan's end its team's sessions
 	// and links are deleted (they stop working at that moment regardless).
 	closedTeamsTick = time.Minute
@@ -134,8 +138,9 @@ func Start(cfg Config, newIndex NewIndex) (*App, error) {
 	if cfg.DynamicUpdate {
 		tsigServed = n.awaitTSIG
 	}
+	idem := idempotency.New(n.store, key)
 	srv := adminapi.New(adminapi.Config{
-		Profile: prof, BaseURL: cfg.BaseURL, AdminToken: token, TrustedProxies: cfg.TrustedProxies,
+		Profile: prof, BaseURL: cfg.BaseURL, AdminToken: token, TrustedProxies: cfg.TrustedProxies, Idempotency: idem,
 		Health: node.health, Audit: audits, Observe: observeAPI, Guesses: n.guesses, TSIGServed: tsigServed,
 	}, rules, accts, n.auth, doms, logger)
 	// The dashboard shares the listener and calls the same rules as the API.
@@ -150,6 +155,12 @@ func Start(cfg Config, newIndex NewIndex) (*App, error) {
 	var wg sync.WaitGroup
 	wg.Go(func() { audits.Keep(wctx, cfg.AuditRetention, auditPurgeTick) })
 	wg.Go(func() { compactChanges(wctx, n.store, cfg.Changes, compactTick) })
+	wg.Go(func() {
+		every(wctx, idempotencyPurgeTick, "deleting Idempotency-Key answers older than a day", func() error {
+			_, err := idem.Purge(wctx)
+			return err
+		})
+	})
 	wg.Go(func() { accts.EndClosedTeams(wctx, closedTeamsTick, log.Infof, log.Warningf) })
 	if cfg.Dialect == storage.Postgres {
 		wg.Go(func() { beat(wctx, n.store, beatTick) })

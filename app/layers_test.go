@@ -21,7 +21,7 @@ var layers = []struct {
 	packages []string
 }{
 	{"foundations", []string{"profile", "apierror", "addrclass", "apikey", "labels", "seal", "nsprobe", "storage", "storage/storagetest"}},
-	{"rules", []string{"access", "plans", "audit", "ratelimit", "records", "domains", "certs", "targets", "diagnose", "accounts", "hostnames"}},
+	{"rules", []string{"access", "plans", "audit", "ratelimit", "records", "domains", "certs", "targets", "diagnose", "accounts", "hostnames", "idempotency"}},
 	{"doors", []string{"httperr", "adminapi", "dashboard", "dnsupdate"}},
 	{"wiring", []string{"app"}},
 	{"DNS", []string{"plugin/hostname"}},
@@ -36,7 +36,7 @@ var forbidden = map[string][]string{
 	"dnsupdate": {"adminapi", "dashboard", "httperr"}, // DNS, not HTTP
 	"httperr":   {"adminapi", "dashboard", "dnsupdate"},
 	// The plugin imports the wiring and its index's inputs, nothing more.
-	"plugin/hostname": {"access", "plans", "audit", "ratelimit", "certs", "targets", "diagnose", "accounts", "hostnames",
+	"plugin/hostname": {"access", "plans", "audit", "ratelimit", "certs", "targets", "diagnose", "accounts", "hostnames", "idempotency",
 		"apierror", "profile", "addrclass", "apikey", "labels", "seal", "nsprobe", "adminapi", "dashboard"},
 	"coredns-build": {"app"}, // CoreDNS starts the plugin, the plugin starts the app
 }

@@ -246,6 +246,12 @@ func (r response) str(key string) string {
 // value encoded as JSON. token is sent as a bearer token if not "".
 func (s *server) do(method, path, token string, body any) response {
 	s.t.Helper()
+	return s.doWith(method, path, token, body, nil)
+}
+
+// doWith is do with more request header fields.
+func (s *server) doWith(method, path, token string, body any, header map[string]string) response {
+	s.t.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -266,6 +272,9 @@ func (s *server) do(method, path, token string, body any) response {
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"strings"
 	"time"
 
@@ -172,19 +173,28 @@ const purgeBatch = 5000
 // first in transactions of at most purgeBatch found through the index on
 // at, and returns how many.
 func (s *Store) PurgeAudit(ctx context.Context, cutoff int64) (int64, error) {
+	return s.purge(ctx, func(ctx context.Context, tx *Tx) (sql.Result, error) {
+		old := tx.tx.NewSelect().TableExpr("audit_log").Column("id").Where("at < ?", cutoff).OrderExpr("at").Limit(purgeBatch)
+		// PostgreSQL plans "id IN (subquery)" as a hash join over a
+		// scan of the whole table; an array of the ids is looked up
+		// through the primary key. SQLite looks each id up either way.
+		in := "id IN (?)"
+		if s.dialect == Postgres {
+			in = "id = ANY(ARRAY(?))"
+		}
+		return tx.tx.NewDelete().TableExpr("audit_log").Where(in, old).Exec(ctx)
+	})
+}
+
+// purge runs batch, which deletes up to about purgeBatch rows, in one
+// transaction after another until a batch deletes fewer, and returns how
+// many rows they deleted.
+func (s *Store) purge(ctx context.Context, batch func(ctx context.Context, tx *Tx) (sql.Result, error)) (int64, error) {
 	var total int64
 	for {
 		var n int64
 		_, err := s.Write(ctx, func(ctx context.Context, tx *Tx) error {
-			old := tx.tx.NewSelect().TableExpr("audit_log").Column("id").Where("at < ?", cutoff).OrderExpr("at").Limit(purgeBatch)
-			// PostgreSQL plans "id IN (subquery)" as a hash join over a
-			// scan of the whole table; an array of the ids is looked up
-			// through the primary key. SQLite looks each id up either way.
-			in := "id IN (?)"
-			if s.dialect == Postgres {
-				in = "id = ANY(ARRAY(?))"
-			}
-			res, err := tx.tx.NewDelete().TableExpr("audit_log").Where(in, old).Exec(ctx)
+			res, err := batch(ctx, tx)
 			if err != nil {
 				return err
 			}

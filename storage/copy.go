@@ -32,6 +32,7 @@ var copyOrder = []string{
 	"signin_links",
 	"audit_log",
 	"heartbeat",
+	"idempotency_keys",
 }
 
 // serialTables have a {{serial}} id. On PostgreSQL their sequence must be

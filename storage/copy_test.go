@@ -63,6 +63,7 @@ func fill(t *testing.T, s *storage.Store) {
 		{"INSERT INTO dashboard_sessions (id, account_id, expires_at, created_at) VALUES ('s1', 'a1', 16, 16)", nil},
 		{"INSERT INTO signin_links (id, account_id, expires_at, created_at) VALUES ('l1', 'a1', 17, 17)", nil},
 		{"INSERT INTO heartbeat (id, at) VALUES (1, 19)", nil},
+		{"INSERT INTO idempotency_keys (scope, key, fingerprint, status, answer, sealed, created_at) VALUES ('account:a1', 'k1', 'f', 201, '{}', TRUE, 20)", nil},
 		{"INSERT INTO audit_log (id, at, actor, account_id, action, object, result, status, address) VALUES (9, 18, 'key:k1', 'a1', 'POST /api/v1/hostnames', 'hostname:h1', 'ok', 201, '127.0.0.1')", nil},
 	}
 	for _, st := range stmts {

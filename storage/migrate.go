@@ -288,6 +288,18 @@ ALTER TABLE changes SET (vacuum_truncate = false);
 ALTER TABLE api_keys SET (vacuum_truncate = false);
 ALTER TABLE tsig_keys SET (vacuum_truncate = false)`,
 	}},
+	{16, "Idempotency-Key: the first answer to a create, for its retries", `
+CREATE TABLE idempotency_keys (
+	scope TEXT NOT NULL,
+	key TEXT NOT NULL,
+	fingerprint TEXT NOT NULL,
+	status INTEGER NOT NULL,
+	answer TEXT NOT NULL,
+	sealed BOOLEAN NOT NULL DEFAULT FALSE,
+	created_at BIGINT NOT NULL,
+	PRIMARY KEY (scope, key)
+);
+CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at)`, nil},
 }
 
 // recountActive sets every account's active_hostnames from its rows: once

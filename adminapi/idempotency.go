@@ -1,0 +1,115 @@
+package adminapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"slices"
+
+	"github.com/hostmint/hostmint/apierror"
+	"github.com/hostmint/hostmint/idempotency"
+)
+
+// Idempotency-Key (draft-ietf-httpapi-idempotency-key-header) on the
+// POSTs that create (those answering 201): a retry with the same key and
+// request within 24 hours answers the first answer and writes nothing.
+
+// idempotencyDoc is the header's description in /openapi.json.
+const idempotencyDoc = "Makes the create safe to retry (after a timeout, a broken connection or a 503): a retry with the same key, " +
+	"method, path and body within 24 hours answers the first answer (header `Idempotent-Replayed: true`) and writes nothing; " +
+	"the same key with another request is 409 CONFLICT. A create that failed keeps nothing: its retry runs again. " +
+	"Keys are the caller's own (an account's, or the operator's), 1 to 255 visible ASCII characters; a random UUID per create is usual. " +
+	"An answer holding a secret (a key, a password) is kept sealed with the encryption key; without `cert_encryption_key_file` " +
+	"its retry answers 409 instead of repeating the secret."
+
+// errorStatuses are rt's error statuses, with the header's 400 and 409.
+func (rt *route) errorStatuses() []int {
+	out := slices.Clone(rt.errors)
+	if rt.idempotent() {
+		for _, st := range []int{http.StatusBadRequest, http.StatusConflict} {
+			if !slices.Contains(out, st) {
+				out = append(out, st)
+			}
+		}
+		slices.Sort(out)
+	}
+	return out
+}
+
+// secretSchemas are the answers that hold a secret shown once.
+var secretSchemas = map[string]bool{"Key": true, "TSIGKey": true, "Credential": true, "SigninLink": true}
+
+// idempotent reports whether rt takes an Idempotency-Key.
+func (rt *route) idempotent() bool {
+	return rt.method == http.MethodPost && rt.ok == http.StatusCreated && rt.handle != nil
+}
+
+// idempotencyKey is the request's Idempotency-Key: present is false when
+// it has none; a field sent empty or several times is an error.
+func idempotencyKey(r *http.Request) (key string, present bool, err error) {
+	switch vs := r.Header.Values("Idempotency-Key"); len(vs) {
+	case 0:
+		return "", false, nil
+	case 1:
+		return vs[0], true, idempotency.Check(vs[0])
+	}
+	return "", true, apierror.BadRequest("send one Idempotency-Key, not several")
+}
+
+// serveIdempotent answers c on rt through the kept answer of key.
+func (s *Server) serveIdempotent(w http.ResponseWriter, c *call, rt *route, key string) {
+	r := c.r
+	// The request is read once: its bytes are what a retry must repeat,
+	// and the handler reads them again (with the error reading stopped at).
+	raw, readErr := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(raw), errReader{readErr}))
+	scope := "admin"
+	if c.principal != nil {
+		scope = "account:" + c.principal.AccountID
+	}
+	req := idempotency.Request{Scope: scope, Key: key, Secret: secretSchemas[rt.okSchema],
+		Request: append([]byte(r.Method+" "+r.URL.RequestURI()+"\n"), raw...)}
+	ans, err := s.cfg.Idempotency.Do(r.Context(), req, func(ctx context.Context) (idempotency.Answer, error) {
+		c.r = r.WithContext(ctx) // its writes join the kept answer's transaction
+		status, body, err := rt.handle(c)
+		if err != nil {
+			return idempotency.Answer{}, err
+		}
+		return idempotency.Answer{Status: status, Body: encodeJSON(body)}, nil
+	})
+	c.r = r
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if ans.Replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
+	} else {
+		c.committed()
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(ans.Status)
+	w.Write(ans.Body)
+}
+
+// errReader is the error a body's read ended with, after its bytes.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) {
+	if e.err == nil {
+		return 0, io.EOF
+	}
+	return 0, e.err
+}
+
+// encodeJSON is body as writeJSON sends it.
+func encodeJSON(body any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(body)
+	return b.Bytes()
+}
