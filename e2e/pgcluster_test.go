@@ -97,7 +97,7 @@ func pgReachable(path string) bool {
 
 // newPGCluster starts the primary and its synchronous standby, waits until
 // the standby streams as 'sync', and stops and removes both when t ends.
-func newPGCluster(t *testing.T) *pgCluster {
+func newPGCluster(t testing.TB) *pgCluster {
 	t.Helper()
 	c := &pgCluster{bin: pgBinDir()}
 	if c.bin == "" {
@@ -212,7 +212,7 @@ hot_standby_feedback = on
 
 // pgAppend adds lines to a configuration file, appending so the file keeps
 // its owner (postgres) and mode.
-func pgAppend(t *testing.T, path, text string) {
+func pgAppend(t testing.TB, path, text string) {
 	t.Helper()
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
@@ -246,7 +246,7 @@ func (c *pgCluster) runErr(d time.Duration, name string, args ...string) error {
 }
 
 // run fails the test on a tool's failure, with the tool's output.
-func (c *pgCluster) run(t *testing.T, d time.Duration, name string, args ...string) {
+func (c *pgCluster) run(t testing.TB, d time.Duration, name string, args ...string) {
 	t.Helper()
 	if err := c.runErr(d, name, args...); err != nil {
 		t.Fatal(err)
@@ -257,7 +257,7 @@ func (c *pgCluster) run(t *testing.T, d time.Duration, name string, args ...stri
 // death signal is tied to the starting thread, and this way it fires only
 // if the test process itself goes away (a panic, a -timeout), taking the
 // server down with an immediate shutdown (SIGQUIT) rather than leaving it.
-func (c *pgCluster) start(t *testing.T, n *pgNode) {
+func (c *pgCluster) start(t testing.TB, n *pgNode) {
 	t.Helper()
 	logf, err := os.OpenFile(n.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -355,7 +355,7 @@ func (c *pgCluster) queryRow(dsn, query string, args []any, dest ...any) error {
 
 // pgWait polls cond until it holds, failing with cond's last error and the
 // logs of the nodes involved, and at once if one of them has exited.
-func pgWait(t *testing.T, d time.Duration, what string, cond func() (bool, error), nodes ...*pgNode) {
+func pgWait(t testing.TB, d time.Duration, what string, cond func() (bool, error), nodes ...*pgNode) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	var logs strings.Builder
@@ -386,7 +386,7 @@ func pgWait(t *testing.T, d time.Duration, what string, cond func() (bool, error
 
 // createDB waits for the standby too, so a node started on standbyDSN(name)
 // right afterwards finds its database.
-func (c *pgCluster) createDB(t *testing.T, name string) {
+func (c *pgCluster) createDB(t testing.TB, name string) {
 	t.Helper()
 	db, err := sql.Open("postgres", c.primaryDSN("postgres"))
 	if err != nil {
@@ -405,7 +405,7 @@ func (c *pgCluster) createDB(t *testing.T, name string) {
 
 // killPrimary is the primary's sudden death: no shutdown checkpoint, no
 // goodbye to the standby, clients cut off mid-connection.
-func (c *pgCluster) killPrimary(t *testing.T) {
+func (c *pgCluster) killPrimary(t testing.TB) {
 	t.Helper()
 	if err := c.stop(c.primary); err != nil {
 		t.Fatal(err)
@@ -414,7 +414,7 @@ func (c *pgCluster) killPrimary(t *testing.T) {
 
 // promote returns only once the standby takes writes, as a failover test
 // wants before it expects writers to come back.
-func (c *pgCluster) promote(t *testing.T) {
+func (c *pgCluster) promote(t testing.TB) {
 	t.Helper()
 	c.run(t, time.Minute, "pg_ctl", "promote", "-D", c.standby.dir, "-w", "-t", "30")
 	pgWait(t, 30*time.Second, "the promoted standby leaving recovery", func() (bool, error) {
@@ -427,13 +427,13 @@ func (c *pgCluster) promote(t *testing.T) {
 // waitStandbyCaughtUp is for reads on the standby: synchronous_commit=on
 // waits for the standby to flush a commit, not to replay it, so a read
 // right after a write can still miss it there.
-func (c *pgCluster) waitStandbyCaughtUp(t *testing.T) {
+func (c *pgCluster) waitStandbyCaughtUp(t testing.TB) {
 	t.Helper()
 	var lsn string
 	if err := c.queryRow(c.primaryDSN("postgres"), "SELECT pg_current_wal_lsn()::text", nil, &lsn); err != nil {
 		t.Fatalf("the primary's WAL position: %v", err)
 	}
-	pgWait(t, 10*time.Second, "the standby replaying up to "+lsn, func() (bool, error) {
+	pgWait(t, time.Minute, "the standby replaying up to "+lsn, func() (bool, error) {
 		var caught bool
 		err := c.queryRow(c.standbyDSN("postgres"),
 			"SELECT coalesce(pg_last_wal_replay_lsn() >= $1::pg_lsn, false)", []any{lsn}, &caught)

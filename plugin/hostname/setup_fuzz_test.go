@@ -19,6 +19,8 @@ var corefileSeeds = []string{
 		"diagnose_budget 2s\ndiagnose_per_minute 3\ncert_renew_at 0.5\nacme_ca letsencrypt https://127.0.0.1:14000/dir root.pem\n" +
 		"acme_eab letsencrypt kid hmac\nacme_email ops@example.org\ncert_encryption_key_file ./k\nresolver 127.0.0.1 [::1]:5300\n" +
 		"ct_log http://127.0.0.1:8090\nblocked_labels ./blocked.txt\n"),
+	block(minimal + "storage postgres \"host=a,b port=1,2 target_session_attrs=read-write\" readonly\nmax_lag 30s\n"),
+	block(minimal + "storage sqlite a.db readonly\nmax_lag 0s\n"),
 	block("nameserver ns1.example.org [2001:db8::53]:53\nnameserver ns2.example.net\n"),
 	block("nameserver ns1.example.org 192.0.2.53:0\n"),
 	block("nameserver ns1.example.org 192.0.2.53:99999\n"),

@@ -100,6 +100,30 @@ func TestParse(t *testing.T) {
 		{"storage unknown dialect", block(minimal + "storage mysql hostmint@tcp(127.0.0.1)/db\n"), true, nil},
 		{"storage no dsn", block(minimal + "storage sqlite\n"), true, nil},
 		{"storage three args", block(minimal + "storage sqlite a.db b.db\n"), true, nil},
+		{"storage readonly", block(minimal + "storage postgres \"host=standby user=ro dbname=h\" readonly\n"), false, func(t *testing.T, cfg *config) {
+			if !cfg.app.ReadOnly || cfg.app.DSN != "host=standby user=ro dbname=h" {
+				t.Errorf("readonly = %v, dsn %q", cfg.app.ReadOnly, cfg.app.DSN)
+			}
+			if cfg.app.API != "" || cfg.app.BaseURL != "" {
+				t.Errorf("a read-only node without api has api %q, base_url %q; want none", cfg.app.API, cfg.app.BaseURL)
+			}
+			if cfg.app.FeedPoll != readOnlyPoll {
+				t.Errorf("feed_poll = %v, want %v on a read-only node", cfg.app.FeedPoll, readOnlyPoll)
+			}
+		}},
+		{"storage readonly with api and feed_poll", block(minimal + "storage postgres postgres://ro@standby/h readonly\napi 127.0.0.1:8081\nfeed_poll 2s\n"), false, func(t *testing.T, cfg *config) {
+			if cfg.app.API != "127.0.0.1:8081" || cfg.app.FeedPoll != 2*time.Second {
+				t.Errorf("api %q, feed_poll %v; want the block's", cfg.app.API, cfg.app.FeedPoll)
+			}
+		}},
+		{"storage sqlite readonly", block(minimal + "storage sqlite a.db readonly\n"), true, nil},
+		{"storage postgres other third word", block(minimal + "storage postgres postgres://h/db standby\n"), true, nil},
+		{"max_lag", block(minimal + "max_lag 30s\n"), false, func(t *testing.T, cfg *config) {
+			if cfg.app.MaxLag != 30*time.Second {
+				t.Errorf("max_lag = %v", cfg.app.MaxLag)
+			}
+		}},
+		{"max_lag negative", block(minimal + "max_lag -1s\n"), true, nil},
 
 		// api and base_url
 		{"api sets derived base_url", block(minimal + "api 0.0.0.0:9090\n"), false, func(t *testing.T, cfg *config) {
