@@ -76,6 +76,17 @@ func spawnEdited(t testing.TB, o options, edit func(string) string) (*server, *p
 		text = edit(text)
 		s.corefile = text
 	}
+	p, path := launch(t, s, text)
+	if err := s.waitReady(25 * time.Second); err != nil {
+		t.Fatalf("%v; server output:\n%s", err, p.output())
+	}
+	return s, p, path
+}
+
+// launch starts the binary on Corefile text in s's directory, without
+// waiting for it; it returns the Corefile's path too.
+func launch(t testing.TB, s *server, text string) (*process, string) {
+	t.Helper()
 	path := filepath.Join(s.dir, "Corefile")
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
@@ -88,10 +99,7 @@ func spawnEdited(t testing.TB, o options, edit func(string) string) (*server, *p
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.kill(syscall.SIGKILL) })
-	if err := s.waitReady(25 * time.Second); err != nil {
-		t.Fatalf("%v; server output:\n%s", err, p.output())
-	}
-	return s, p, path
+	return p, path
 }
 
 type lockedWriter struct{ p *process }

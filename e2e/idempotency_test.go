@@ -1,9 +1,12 @@
 package e2e
 
 import (
+	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hostmint/hostmint/storage"
 	"github.com/miekg/dns"
@@ -109,4 +112,32 @@ func TestIdempotentSecretsAcrossNodes(t *testing.T) {
 	if n := len(a.recList(t, key, hid)); n != 1 {
 		t.Errorf("%d records, want 1", n)
 	}
+}
+
+// A client whose connection breaks after it sent a create (the answer
+// lost, the create committed or not) retries with the same key: whichever
+// happened, it ends with one hostname per create.
+func TestIdempotentRetryAfterBrokenConnection(t *testing.T) {
+	eachDialect(t, options{}, func(t *testing.T, s *server) {
+		_, key := s.account("business")
+		const creates = 20
+		for i := range creates {
+			k := fmt.Sprint("cut-", i)
+			body := fmt.Sprintf(`{"ip":"198.41.1.%d"}`, i)
+			conn, err := net.Dial("tcp", strings.TrimPrefix(s.api, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(conn, "POST /api/v1/hostnames HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"+
+				"Idempotency-Key: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", key, k, len(body), body)
+			time.Sleep(time.Duration(i%5) * time.Millisecond) // cut at different moments of the create
+			conn.Close()
+			if r := s.doWith("POST", "/api/v1/hostnames", key, body, idem(k)); r.status != 201 {
+				t.Fatalf("retry %d: %d %s", i, r.status, r.raw)
+			}
+		}
+		if n := len(s.must(200, "GET", "/api/v1/hostnames", key, nil).body["hostnames"].([]any)); n != creates {
+			t.Errorf("%d hostnames after %d creates, each cut off and retried, want %d", n, creates, creates)
+		}
+	})
 }
