@@ -504,3 +504,27 @@ func TestPGCluster(t *testing.T) {
 		t.Errorf("after the failover the multi-host DSN reached port %d, want the promoted standby's %d", p, c.standby.port)
 	}
 }
+
+// seedNames bulk-loads n live names <prefix>1 ... <prefix>n.example.org
+// of account on the primary, as an import would (a test of what reads
+// them should not wait for the API to write them); name i answers
+// 11.<i's three low octets>.
+func (c *pgCluster) seedNames(t testing.TB, db, account, prefix string, n int) {
+	t.Helper()
+	conn, err := sql.Open("postgres", c.primaryDSN(db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	now := time.Now().UnixMilli()
+	if _, err := conn.Exec(`INSERT INTO hostnames (id, account_id, domain_id, label, name, ip, addrs, class, certificate, status, created_at, updated_at, expires_at)
+		SELECT 'h_' || $1 || g, $2, d.id, $1 || g, $1 || g || '.example.org', a, a, 'public', 'self', 'live', $3, $3, $4
+		FROM generate_series(1, $5) g, (SELECT id FROM domains WHERE name = 'example.org') d,
+			LATERAL (SELECT '11.' || (g >> 16 & 255) || '.' || (g >> 8 & 255) || '.' || (g & 255) AS a) x`,
+		prefix, account, now, now+30*24*3600*1000, n); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// seededAddr is the address seedNames gives name i.
+func seededAddr(i int) string { return fmt.Sprintf("11.%d.%d.%d", i>>16&255, i>>8&255, i&255) }
