@@ -36,6 +36,10 @@ var log = clog.NewWithPlugin("hostname")
 type Index interface {
 	storage.Consumer
 	Len() int64
+	// Unservable are the signed domains whose key cannot be opened with
+	// this node's cert_encryption_key_file: they answer SERVFAIL, and the
+	// node is not ready while there are any.
+	Unservable() []string
 }
 
 // NewIndex makes the Index of a store being opened.

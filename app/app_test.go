@@ -18,7 +18,8 @@ func (c *countingIndex) Load(context.Context, storage.Queries) error { c.loads++
 func (c *countingIndex) Apply(context.Context, storage.Queries, []storage.Change) error {
 	return nil
 }
-func (c *countingIndex) Len() int64 { return 1 }
+func (c *countingIndex) Len() int64           { return 1 }
+func (c *countingIndex) Unservable() []string { return nil }
 
 func freeAddr(t *testing.T) string {
 	t.Helper()

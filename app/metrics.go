@@ -67,6 +67,9 @@ var (
 			}))
 		})
 
+	_ = gaugeFunc("zones_unservable", "Signed domains whose DNSSEC key this node cannot open (another cert_encryption_key_file): they answer SERVFAIL and the node is not ready.",
+		func() float64 { return float64(sumOf(func(b *node) int64 { return int64(len(b.index.Unservable())) })) })
+
 	feedReloads = promauto.NewCounter(prometheus.CounterOpts{Namespace: plugin.Namespace, Subsystem: "hostname",
 		Name: "feed_reloads_total", Help: "Full snapshots loaded again because this node fell behind the compacted change feed."})
 

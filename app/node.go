@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -76,6 +77,10 @@ func (n *Node) Ready() bool { return n.lagging() == nil }
 func (n *Node) lagging() error {
 	if !n.node.feed.Loaded() {
 		return fmt.Errorf("the DNS index is not loaded yet")
+	}
+	if zs := n.node.index.Unservable(); len(zs) > 0 {
+		return fmt.Errorf("signed domain(s) %s: their DNSSEC key cannot be opened with this node's cert_encryption_key_file; "+
+			"they answer SERVFAIL", strings.Join(zs, ", "))
 	}
 	if lag, changes := n.node.feed.Lag(); n.maxLag > 0 && lag > n.maxLag {
 		return fmt.Errorf("this node is %.1f s (%d changes) behind its database's writers, more than max_lag %v", lag.Seconds(), changes, n.maxLag)

@@ -324,11 +324,15 @@ func (ix *Index) loadZones(ctx context.Context, q storage.Queries, prev zoneSet)
 			}
 		}
 		if d.DNSSEC {
+			z.signed = true
 			if old := prev[name]; old != nil && old.dnskey == d.DNSKEY && old.signer != nil {
 				z.signer = old.signer
 			} else if z.signer, err = ix.newSigner(d); err != nil {
-				// Serve the zone unsigned rather than not at all; the operator sees why.
-				clog.Errorf("domain %s is marked signed but its key cannot be opened: %v", d.Name, err)
+				// Never unsigned: its parent publishes a DS, so an unsigned
+				// answer is bogus to every validating resolver, and a
+				// secondary would keep an unsigned copy for the SOA's expire.
+				clog.Errorf("domain %s is signed but its key cannot be opened (is cert_encryption_key_file the writers'?): "+
+					"it answers SERVFAIL, is not transferred, and this node reports not ready: %v", d.Name, err)
 			}
 		}
 		zs[name] = z

@@ -73,7 +73,7 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 		countAnswer(dns.RcodeRefused, state.QType(), kindOutside)
 		return dns.RcodeRefused, nil
 	}
-	if !h.index.Loaded() {
+	if !h.index.Loaded() || z.unservable() {
 		countAnswer(dns.RcodeServerFailure, state.QType(), z.kind)
 		return dns.RcodeServerFailure, nil
 	}

@@ -2,6 +2,7 @@ package hostname
 
 import (
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -66,7 +67,8 @@ type zone struct {
 	name   string // lowercase FQDN with the trailing dot
 	id     string
 	caa    []dns.RR // the domain's CAA policy, owner = name
-	signer *signer  // nil when the domain is not signed
+	signed bool     // the store says so: never answered or transferred unsigned
+	signer *signer  // nil when the domain is not signed, or its key cannot be opened
 	dnskey string   // the DNSKEY the signer was made from
 	kind   string   // kindPool or kindTeam, for metrics
 }
@@ -128,6 +130,38 @@ func (ix *Index) touched(zones []string) {
 	for _, f := range ix.watchers {
 		f(zones)
 	}
+}
+
+// unservable reports a zone the store marks signed whose key this node
+// cannot open: it is answered SERVFAIL rather than unsigned.
+func (z *zone) unservable() bool { return z.signed && z.signer == nil }
+
+// Unservable are the zones the store marks signed whose key this node
+// cannot open (names without the trailing dot, sorted): they answer
+// SERVFAIL, and the node is not ready while there are any.
+func (ix *Index) Unservable() []string {
+	var names []string
+	for _, z := range *ix.zones.Load() {
+		if z.unservable() {
+			names = append(names, strings.TrimSuffix(z.name, "."))
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// transferable are those of zones a secondary may transfer: not the
+// signed ones, which are signed answer by answer and never leave the node
+// (nor are NOTIFYed).
+func (ix *Index) transferable(zones []string) []string {
+	zs := *ix.zones.Load()
+	out := make([]string, 0, len(zones))
+	for _, name := range zones {
+		if z := zs[name]; z != nil && !z.signed {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // Len is the number of hostnames in the index.

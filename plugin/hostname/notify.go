@@ -24,6 +24,9 @@ type notifier struct {
 }
 
 func (n *notifier) touched(zones []string) {
+	if len(zones) == 0 {
+		return
+	}
 	n.mu.Lock()
 	for _, z := range zones {
 		n.pending[z] = true
@@ -71,7 +74,7 @@ func (h *Handler) startNotify(cfg *dnsserver.Config) error {
 	}
 	n := &notifier{send: t.Notify, pending: map[string]bool{}, wake: make(chan struct{}, 1)}
 	ctx, cancel := context.WithCancel(context.Background())
-	stopWatch := h.index.Watch(n.touched)
+	stopWatch := h.index.Watch(func(zones []string) { n.touched(h.index.transferable(zones)) })
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

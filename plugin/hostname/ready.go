@@ -1,10 +1,11 @@
 package hostname
 
 // Ready implements ready.Readiness: ready once the first snapshot of the
-// store is in the index, and while the node is within max_lag.
+// store is in the index, while the node is within max_lag, and while it
+// can sign every signed zone it holds.
 func (h *Handler) Ready() bool {
 	if n := h.node.Load(); n != nil {
 		return (*n).Ready()
 	}
-	return h.index.Loaded()
+	return h.index.Loaded() && len(h.index.Unservable()) == 0
 }

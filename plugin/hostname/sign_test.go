@@ -3,6 +3,7 @@ package hostname
 import (
 	"context"
 	"crypto"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -28,7 +29,8 @@ func signedFixture(tb testing.TB, n int, signed bool) *Handler {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		(*h.index.zones.Load())["example.org."].signer = newSigner("example.org.", k, priv.(crypto.Signer))
+		z := (*h.index.zones.Load())["example.org."]
+		z.signed, z.signer = true, newSigner("example.org.", k, priv.(crypto.Signer))
 	}
 	for i := range n {
 		nd := &node{owner: holder(fmt.Sprint(i)), host: true, addrs: packAddrs([]netip.Addr{netip.AddrFrom4([4]byte{198, 51, byte(i >> 8), byte(i)})})}
@@ -186,5 +188,35 @@ func TestSignatureKeysSpread(t *testing.T) {
 	}
 	if most := slices.Max(counts); most > 2*n/256 {
 		t.Errorf("fullest shard holds %d keys; mean %d", most, n/256)
+	}
+}
+
+// A zone the store marks signed whose key this node cannot open (another
+// cert_encryption_key_file) is never answered or transferred unsigned:
+// SERVFAIL, no transfer, no NOTIFY, and the node is not ready.
+func TestSignedZoneWithoutKey(t *testing.T) {
+	t.Parallel()
+	h := signedFixture(t, 3, false)
+	(*h.index.zones.Load())["example.org."].signed = true // marked signed, no signer
+	if got := h.index.Unservable(); !slices.Equal(got, []string{"example.org"}) {
+		t.Errorf("Unservable = %v", got)
+	}
+	if h.Ready() {
+		t.Error("ready with a signed zone it cannot sign")
+	}
+	for _, qtype := range []uint16{dns.TypeA, dns.TypeSOA, dns.TypeDNSKEY} {
+		m := new(dns.Msg)
+		m.SetQuestion("h000001.example.org.", qtype)
+		m.SetEdns0(1232, true)
+		rec := dnstest.NewRecorder(&test.ResponseWriter{})
+		if rcode, _ := h.ServeDNS(context.Background(), rec, m); rcode != dns.RcodeServerFailure || rec.Msg != nil {
+			t.Errorf("%s: rcode %d, wrote %v; want SERVFAIL, nothing written", dns.TypeToString[qtype], rcode, rec.Msg)
+		}
+	}
+	if _, err := h.Transfer("example.org.", 0); !errors.Is(err, errSigned) {
+		t.Errorf("transfer: %v, want errSigned", err)
+	}
+	if got := h.index.transferable([]string{"example.org."}); len(got) != 0 {
+		t.Errorf("transferable (NOTIFYed) = %v, want none", got)
 	}
 }

@@ -39,7 +39,7 @@ func (h *Handler) Transfer(zone string, serial uint32) (<-chan []dns.RR, error) 
 	if !h.index.Loaded() {
 		return nil, errNotLoaded
 	}
-	if z.signer != nil {
+	if z.signed {
 		xfrRefused.WithLabelValues("signed").Inc()
 		log.Warningf("refused a transfer of %s: %v", z.name, errSigned)
 		return nil, errSigned
