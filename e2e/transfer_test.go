@@ -46,68 +46,18 @@ func startSecondary(t *testing.T, kind string, port int, primary string) *second
 	)
 	switch kind {
 	case "knot":
-		if _, err := exec.LookPath("knotd"); err != nil {
-			t.Fatal("knotd is not installed: run scripts/test-deps.sh")
-		}
-		conf = fmt.Sprintf(`server:
-    listen: 127.0.0.1@%d
-    rundir: %[2]s
-log:
-  - target: stderr
-    any: info
-key:
-  - id: xfr.key
-    algorithm: hmac-sha256
-    secret: %[3]s
-remote:
-  - id: primary
-    address: %[4]s@%[5]s
-    key: xfr.key
-acl:
-  - id: notify
-    address: %[4]s
-    action: notify
-template:
-  - id: default
-    storage: %[2]s
-zone:
+		return startKnot(t, dir, port, knotConf(port, dir, host, pport, `zone:
   - domain: example.org
     master: primary
     acl: notify
-`, port, dir, xfrSecret, host, pport)
-		cmd = exec.Command("knotd", "-c", filepath.Join(dir, "knot.conf"))
-		if os.Geteuid() == 0 {
-			conf = strings.Replace(conf, "server:\n", "server:\n    user: root:root\n", 1)
-		}
-		os.WriteFile(filepath.Join(dir, "knot.conf"), []byte(conf), 0o600)
+`))
 	case "bind":
-		if _, err := exec.LookPath("named"); err != nil {
-			t.Fatal("named is not installed: run scripts/test-deps.sh")
-		}
-		conf = fmt.Sprintf(`options {
-    directory "%[1]s";
-    pid-file "%[1]s/named.pid";
-    session-keyfile "%[1]s/session.key";
-    managed-keys-directory "%[1]s";
-    listen-on port %[2]d { 127.0.0.1; };
-    listen-on-v6 { none; };
-    recursion no;
-    allow-notify { %[3]s; };
-    notify no;
-};
-controls { };
-key "xfr.key" { algorithm hmac-sha256; secret "%[4]s"; };
-zone "example.org" {
+		return startBind(t, dir, port, bindConf(port, dir, host, pport, "", fmt.Sprintf(`zone "example.org" {
     type secondary;
-    primaries port %[5]s { %[3]s key "xfr.key"; };
-    file "%[1]s/example.org.db";
+    primaries port %[2]s { %[1]s key "xfr.key"; };
+    file "%[3]s/example.org.db";
 };
-`, dir, port, host, xfrSecret, pport)
-		os.WriteFile(filepath.Join(dir, "named.conf"), []byte(conf), 0o600)
-		cmd = exec.Command("named", "-g", "-c", filepath.Join(dir, "named.conf"))
-		if os.Geteuid() == 0 {
-			cmd.Args = append(cmd.Args, "-u", "root")
-		}
+`, host, pport, dir)))
 	case "nsd":
 		if _, err := exec.LookPath("nsd"); err != nil {
 			t.Fatal("nsd is not installed: run scripts/test-deps.sh")
@@ -136,6 +86,88 @@ zone:
 		os.WriteFile(filepath.Join(dir, "nsd.conf"), []byte(conf), 0o600)
 		cmd = exec.Command("nsd", "-d", "-c", filepath.Join(dir, "nsd.conf"))
 	}
+	return runSecondary(t, kind, dir, port, cmd)
+}
+
+// knotConf is a Knot configuration listening on port, with its files in
+// dir, the test key and the primary at host@pport (remote "primary",
+// acl "notify"), and zones (the zone and template sections).
+func knotConf(port int, dir, host, pport, zones string) string {
+	conf := fmt.Sprintf(`server:
+    listen: 127.0.0.1@%d
+    rundir: %[2]s
+log:
+  - target: stderr
+    any: info
+key:
+  - id: xfr.key
+    algorithm: hmac-sha256
+    secret: %[3]s
+remote:
+  - id: primary
+    address: %[4]s@%[5]s
+    key: xfr.key
+acl:
+  - id: notify
+    address: %[4]s
+    action: notify
+template:
+  - id: default
+    storage: %[2]s
+`, port, dir, xfrSecret, host, pport) + zones
+	if os.Geteuid() == 0 {
+		conf = strings.Replace(conf, "server:\n", "server:\n    user: root:root\n", 1)
+	}
+	return conf
+}
+
+// bindConf is a BIND configuration likewise: options (with more in
+// options), the test key, and zones.
+func bindConf(port int, dir, host, pport, options, zones string) string {
+	return fmt.Sprintf(`options {
+    directory "%[1]s";
+    pid-file "%[1]s/named.pid";
+    session-keyfile "%[1]s/session.key";
+    managed-keys-directory "%[1]s";
+    listen-on port %[2]d { 127.0.0.1; };
+    listen-on-v6 { none; };
+    recursion no;
+    allow-notify { %[3]s; };
+    notify no;
+%[5]s};
+controls { };
+key "xfr.key" { algorithm hmac-sha256; secret "%[4]s"; };
+`, dir, port, host, xfrSecret, options) + zones
+}
+
+// startKnot runs knotd on conf (written to dir), listening on port.
+func startKnot(t *testing.T, dir string, port int, conf string) *secondary {
+	t.Helper()
+	if _, err := exec.LookPath("knotd"); err != nil {
+		t.Fatal("knotd is not installed: run scripts/test-deps.sh")
+	}
+	os.WriteFile(filepath.Join(dir, "knot.conf"), []byte(conf), 0o600)
+	return runSecondary(t, "knot", dir, port, exec.Command("knotd", "-c", filepath.Join(dir, "knot.conf")))
+}
+
+// startBind runs named on conf (written to dir), listening on port.
+func startBind(t *testing.T, dir string, port int, conf string) *secondary {
+	t.Helper()
+	if _, err := exec.LookPath("named"); err != nil {
+		t.Fatal("named is not installed: run scripts/test-deps.sh")
+	}
+	os.WriteFile(filepath.Join(dir, "named.conf"), []byte(conf), 0o600)
+	cmd := exec.Command("named", "-g", "-c", filepath.Join(dir, "named.conf"))
+	if os.Geteuid() == 0 {
+		cmd.Args = append(cmd.Args, "-u", "root")
+	}
+	return runSecondary(t, "bind", dir, port, cmd)
+}
+
+// runSecondary starts cmd, the secondary kind configured in dir to listen
+// on port, logging to a file there, until the test ends.
+func runSecondary(t *testing.T, kind, dir string, port int, cmd *exec.Cmd) *secondary {
+	t.Helper()
 	logPath := filepath.Join(dir, kind+".log")
 	out, err := os.Create(logPath)
 	if err != nil {

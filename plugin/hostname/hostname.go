@@ -38,6 +38,8 @@ type Handler struct {
 	// stopNotify ends the NOTIFYs to secondaries (set in OnStartup when
 	// the server block transfers zones).
 	stopNotify func()
+	// catalogs caches the catalog zone of the newest zone set (catalog).
+	catalogs atomic.Pointer[catalogData]
 }
 
 // configured reports whether qname is under a domain of the Corefile.
@@ -60,6 +62,9 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	}
 	state := request.Request{W: w, Req: r}
 	qname := state.Name()
+	if h.cfg.catalog != "" && dns.IsSubDomain(h.cfg.catalog, qname) {
+		return h.serveCatalog(w, r, state)
+	}
 	z := h.index.zoneOf(qname)
 	if z == nil && !h.index.Loaded() && h.configured(qname) {
 		// Ours, but the zone set is not loaded yet: a refusal would mark us lame.
@@ -82,7 +87,12 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	m.SetReply(r)
 	m.Authoritative = true
 	h.answer(m, z, state)
+	return h.write(w, r, state, m, z.kind)
+}
 
+// write sends m, the answer to r: sized for the client, rate limited,
+// counted, and signed when r was.
+func (h *Handler) write(w dns.ResponseWriter, r *dns.Msg, state request.Request, m *dns.Msg, kind string) (int, error) {
 	state.SizeAndDo(m)
 	size := state.Size()
 	if state.Proto() == "udp" {
@@ -100,7 +110,7 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	}
 	// Counted before it is sent: a client that has its answer finds it
 	// counted (a scrape right after an answer must see it).
-	countAnswer(m.Rcode, state.QType(), z.kind)
+	countAnswer(m.Rcode, state.QType(), kind)
 	if signQuery(w, r, m) {
 		w.WriteMsg(m)
 	}

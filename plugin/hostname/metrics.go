@@ -19,6 +19,7 @@ const (
 	kindPool    = "pool"
 	kindTeam    = "team"
 	kindOutside = "outside"
+	kindCatalog = "catalog"
 )
 
 func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
@@ -58,7 +59,7 @@ var answerTypes = [...]uint16{dns.TypeA, dns.TypeAAAA, dns.TypeTXT, dns.TypeCAA,
 	dns.TypeCNAME, dns.TypeANY, dns.TypePTR}
 
 var (
-	answerKinds = [...]string{kindPool, kindTeam, kindOutside}
+	answerKinds = [...]string{kindPool, kindTeam, kindOutside, kindCatalog}
 	typeIndex   = map[uint16]int{}
 )
 

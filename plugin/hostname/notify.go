@@ -74,7 +74,17 @@ func (h *Handler) startNotify(cfg *dnsserver.Config) error {
 	}
 	n := &notifier{send: t.Notify, pending: map[string]bool{}, wake: make(chan struct{}, 1)}
 	ctx, cancel := context.WithCancel(context.Background())
-	stopWatch := h.index.Watch(func(zones []string) { n.touched(h.index.transferable(zones)) })
+	var catalogSerial uint32 // the feed's goroutine's alone
+	stopWatch := h.index.Watch(func(zones []string) {
+		zones = h.index.transferable(zones)
+		if h.cfg.catalog != "" {
+			if s := h.catalog().serial; s != catalogSerial {
+				catalogSerial = s
+				zones = append(zones, h.cfg.catalog)
+			}
+		}
+		n.touched(zones)
+	})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

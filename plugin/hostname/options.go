@@ -254,6 +254,14 @@ var options = []option{
 		return nil
 	}},
 	{"acme_update_per_minute", "COUNT", "acme-dns updates a credential may make a minute", 1, 1, count(func(c *config) *int { return &c.app.ACMEUpdates })},
+	{"catalog", "ZONE", "serve an RFC 9432 catalog zone of the domains secondaries can transfer", 1, 1, func(cfg *config, a []string) error {
+		name := domains.Normalize(a[0])
+		if name == "" {
+			return fmt.Errorf("%q is not a zone name", a[0])
+		}
+		cfg.catalog = dns.Fqdn(name)
+		return nil
+	}},
 }
 
 // text sets an option's one argument as it is.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/coredns/caddy"
@@ -26,6 +28,9 @@ type config struct {
 	app        app.Config
 	given      map[string]bool // the options the block sets
 	addressTTL uint32
+	// catalog is the RFC 9432 catalog zone served beside the domains
+	// (lowercase FQDN), "" for none.
+	catalog string
 	// rrlRate answers a second per client network over UDP (0: no
 	// limit), every rrlSlip-th refused one sent truncated.
 	rrlRate, rrlSlip int
@@ -98,6 +103,9 @@ func parse(c *caddy.Controller) (*config, error) {
 	}
 	if cfg.app.ReadOnly {
 		readOnlyDefaults(cfg)
+	}
+	if slices.Contains(cfg.app.Domains, strings.TrimSuffix(cfg.catalog, ".")) {
+		return nil, fmt.Errorf("catalog %s is a served domain: name the catalog zone apart (catalog.invalid is usual)", cfg.catalog)
 	}
 	if cfg.app.BaseURL == "" && cfg.app.API != "" {
 		cfg.app.BaseURL = "http://" + cfg.app.API

@@ -124,6 +124,13 @@ func TestParse(t *testing.T) {
 			}
 		}},
 		{"max_lag negative", block(minimal + "max_lag -1s\n"), true, nil},
+		{"catalog", block(minimal + "catalog Catalog.Invalid.\n"), false, func(t *testing.T, cfg *config) {
+			if cfg.catalog != "catalog.invalid." {
+				t.Errorf("catalog = %q", cfg.catalog)
+			}
+		}},
+		{"catalog a served domain", block(minimal + "domain example.org\ncatalog example.org\n"), true, nil},
+		{"catalog not a name", block(minimal + "catalog a..b\n"), true, nil},
 
 		// api and base_url
 		{"api sets derived base_url", block(minimal + "api 0.0.0.0:9090\n"), false, func(t *testing.T, cfg *config) {

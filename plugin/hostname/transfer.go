@@ -32,6 +32,9 @@ var errNotLoaded = errors.New("the index is not loaded yet")
 // the difference from the journal (RFC 1995, condensed to one) when it
 // reaches back that far, and else the whole zone (RFC 1995's fallback).
 func (h *Handler) Transfer(zone string, serial uint32) (<-chan []dns.RR, error) {
+	if h.cfg.catalog != "" && dns.CanonicalName(zone) == h.cfg.catalog {
+		return h.transferCatalog(serial)
+	}
 	z := (*h.index.zones.Load())[dns.CanonicalName(zone)]
 	if z == nil {
 		return nil, transfer.ErrNotAuthoritative

@@ -1,0 +1,92 @@
+package e2e
+
+import (
+	"fmt"
+	"net"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+)
+
+// startCatalogSecondary runs kind ("knot" or "bind") configured with
+// catalog.invalid alone, transferred from primary with the test key: it
+// learns every member zone from the catalog.
+func startCatalogSecondary(t *testing.T, kind string, port int, primary string) *secondary {
+	t.Helper()
+	dir := t.TempDir()
+	host, pport, _ := net.SplitHostPort(primary)
+	if kind == "knot" {
+		return startKnot(t, dir, port, knotConf(port, dir, host, pport, `  - id: member
+    storage: `+dir+`
+    master: primary
+    acl: notify
+zone:
+  - domain: catalog.invalid
+    master: primary
+    acl: notify
+    catalog-role: interpret
+    catalog-template: member
+`))
+	}
+	return startBind(t, dir, port, bindConf(port, dir, host, pport, fmt.Sprintf(`    catalog-zones {
+        zone "catalog.invalid" default-primaries port %[2]s { %[1]s key "xfr.key"; } in-memory yes min-update-interval 1;
+    };
+`, host, pport), fmt.Sprintf(`zone "catalog.invalid" {
+    type secondary;
+    primaries port %[2]s { %[1]s key "xfr.key"; };
+    file "%[3]s/catalog.db";
+};
+`, host, pport, dir)))
+}
+
+// Knot and BIND configured with the catalog alone serve every domain, one
+// added through the admin API later within seconds, and drop one once it
+// is signed (signed domains are never transferred).
+func TestCatalogSecondaries(t *testing.T) {
+	t.Parallel()
+	knotPort, bindPort := freePort(t), freePort(t)
+	s := start(t, options{profile: 2, extra: []string{recKeyLine(t), "catalog catalog.invalid"}, block: []string{
+		fmt.Sprintf("transfer {\n    to 127.0.0.1:%d 127.0.0.1:%d\n  }", knotPort, bindPort),
+		fmt.Sprintf("tsig {\n    secret %s %s\n    require AXFR IXFR\n  }", xfrKeyName, xfrSecret),
+	}})
+	_, keyA := s.team(t, "a.example.net")
+	_, hostA := s.recHost(t, keyA, "web", "198.41.0.4")
+	secs := []*secondary{startCatalogSecondary(t, "knot", knotPort, s.dnsAddr), startCatalogSecondary(t, "bind", bindPort, s.dnsAddr)}
+
+	serves := func(sec *secondary, name, want string) bool {
+		r := askAt(sec.addr, name, dns.TypeA)
+		return r != nil && r.Rcode == dns.RcodeSuccess && r.Authoritative && slices.Equal(addrs(r), []string{want})
+	}
+	for _, sec := range secs {
+		if !within(20*time.Second, func() bool { return serves(sec, hostA, "198.41.0.4") }) {
+			t.Fatalf("%s does not serve %s from the catalog", sec.name, hostA)
+		}
+	}
+
+	// A team and its domain added through the admin API: no secondary is touched.
+	began := time.Now()
+	_, keyB := s.team(t, "b.example.net")
+	_, hostB := s.recHost(t, keyB, "web", "198.41.0.5")
+	for _, sec := range secs {
+		if !within(15*time.Second, func() bool { return serves(sec, hostB, "198.41.0.5") }) {
+			t.Fatalf("%s does not serve %s, a domain added after it started", sec.name, hostB)
+		}
+		t.Logf("%s serves the new domain's first hostname %v after the domain was created", sec.name, time.Since(began).Round(time.Millisecond))
+	}
+
+	// Signed: out of the catalog, so the secondaries stop serving it.
+	s.must(200, "PATCH", "/api/admin/domains/"+s.recDomainID(t, "a.example.net"), s.admin, recObj{"dnssec": true})
+	for _, sec := range secs {
+		if !within(15*time.Second, func() bool {
+			r := askAt(sec.addr, hostA, dns.TypeA)
+			return r != nil && (r.Rcode != dns.RcodeSuccess || !r.Authoritative)
+		}) {
+			t.Errorf("%s still serves %s after its domain was signed", sec.name, hostA)
+		}
+		if !serves(sec, hostB, "198.41.0.5") {
+			t.Errorf("%s stopped serving %s", sec.name, hostB)
+		}
+	}
+}

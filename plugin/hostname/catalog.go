@@ -1,0 +1,151 @@
+package hostname
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"slices"
+	"strings"
+
+	"github.com/coredns/coredns/request"
+	"github.com/miekg/dns"
+)
+
+// The catalog zone (RFC 9432, version 2): the served domains a secondary
+// can transfer, so that a secondary configured with the catalog alone
+// (Knot's catalog-role interpret, BIND's catalog-zones) serves every
+// domain, those added later included. Signed domains are left out: they
+// are signed answer by answer and never transferred.
+//
+// Everything in it is read from the zone set, so every node sharing a
+// store serves the same catalog: a member's id is a hash of its domain's
+// id (stable across transfers, restarts and nodes), and the serial counts
+// the domains and the signed ones. Domains are never deleted and never
+// unsigned, so each change of membership (a domain added, a domain
+// signed) moves it by one, and nothing else does.
+
+// catalogData is the catalog as one zone set makes it.
+type catalogData struct {
+	zones  *zoneSet
+	serial uint32
+	rrs    []dns.RR            // NS, version TXT, members: the zone without its SOA
+	names  map[string][]dns.RR // by lowercase owner
+}
+
+// catalogVersion is the schema version RFC 9432 defines.
+const catalogVersion = "2"
+
+// memberID is the unique-id label of domain id in the catalog.
+func memberID(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(sum[:10])
+}
+
+// catalogOf builds the catalog named name from zs.
+func catalogOf(name string, zs *zoneSet) *catalogData {
+	c := &catalogData{zones: zs, serial: 1, names: map[string][]dns.RR{}}
+	hdr := func(owner string, t uint16) dns.RR_Header {
+		return dns.RR_Header{Name: owner, Rrtype: t, Class: dns.ClassINET, Ttl: 0}
+	}
+	c.add(&dns.NS{Hdr: hdr(name, dns.TypeNS), Ns: "invalid."})
+	c.add(&dns.TXT{Hdr: hdr("version."+name, dns.TypeTXT), Txt: []string{catalogVersion}})
+	members := make([]*zone, 0, len(*zs))
+	for _, z := range *zs {
+		c.serial++
+		if z.signed {
+			c.serial++
+			continue
+		}
+		members = append(members, z)
+	}
+	slices.SortFunc(members, func(a, b *zone) int { return strings.Compare(a.name, b.name) })
+	for _, z := range members {
+		c.add(&dns.PTR{Hdr: hdr(memberID(z.id)+".zones."+name, dns.TypePTR), Ptr: z.name})
+	}
+	return c
+}
+
+func (c *catalogData) add(rr dns.RR) {
+	c.rrs = append(c.rrs, rr)
+	c.names[rr.Header().Name] = append(c.names[rr.Header().Name], rr)
+}
+
+// catalog is the catalog of the index's zone set now.
+func (h *Handler) catalog() *catalogData {
+	zs := h.index.zones.Load()
+	if c := h.catalogs.Load(); c != nil && c.zones == zs {
+		return c
+	}
+	c := catalogOf(h.cfg.catalog, zs)
+	h.catalogs.Store(c)
+	return c
+}
+
+func (h *Handler) catalogSOA(c *catalogData) *dns.SOA {
+	return &dns.SOA{
+		Hdr: dns.RR_Header{Name: h.cfg.catalog, Rrtype: dns.TypeSOA, Class: dns.ClassINET, Ttl: 0},
+		Ns:  h.ns[0], Mbox: "hostmaster." + h.cfg.catalog, Serial: c.serial,
+		Refresh: soaRefresh, Retry: soaRetry, Expire: soaExpire, Minttl: 0,
+	}
+}
+
+// serveCatalog answers a question in the catalog zone, as any zone's
+// (secondaries ask for its SOA); it is not signed.
+func (h *Handler) serveCatalog(w dns.ResponseWriter, r *dns.Msg, state request.Request) (int, error) {
+	if !h.index.Loaded() {
+		countAnswer(dns.RcodeServerFailure, state.QType(), kindCatalog)
+		return dns.RcodeServerFailure, nil
+	}
+	c := h.catalog()
+	qname, qtype := state.Name(), state.QType()
+	m := new(dns.Msg)
+	m.SetReply(r)
+	m.Authoritative = true
+	if qname == h.cfg.catalog && (qtype == dns.TypeSOA || qtype == dns.TypeANY) {
+		m.Answer = append(m.Answer, h.catalogSOA(c))
+	}
+	rrs, exists := c.names[qname]
+	for _, rr := range rrs {
+		if qtype == dns.TypeANY || rr.Header().Rrtype == qtype {
+			m.Answer = append(m.Answer, dns.Copy(rr))
+		}
+	}
+	if !exists && qname != h.cfg.catalog && !c.nonTerminal(qname) {
+		m.Rcode = dns.RcodeNameError
+	}
+	if len(m.Answer) == 0 {
+		m.Ns = []dns.RR{h.catalogSOA(c)}
+	}
+	return h.write(w, r, state, m, kindCatalog)
+}
+
+// nonTerminal reports whether name has no records but names below it do.
+func (c *catalogData) nonTerminal(name string) bool {
+	for owner := range c.names {
+		if owner != name && dns.IsSubDomain(name, owner) {
+			return true
+		}
+	}
+	return false
+}
+
+// transferCatalog is the catalog's AXFR, or its SOA alone to a secondary
+// that holds this serial (it keeps no journal: a catalog is small).
+func (h *Handler) transferCatalog(serial uint32) (<-chan []dns.RR, error) {
+	if !h.index.Loaded() {
+		return nil, errNotLoaded
+	}
+	c := h.catalog()
+	soa := h.catalogSOA(c)
+	ch := make(chan []dns.RR, 1)
+	if serial != 0 && !serialOlder(serial, c.serial) {
+		xfrOut.WithLabelValues("current").Inc()
+		ch <- []dns.RR{soa}
+		close(ch)
+		return ch, nil
+	}
+	rrs := append([]dns.RR{soa}, c.rrs...)
+	ch <- append(rrs, soa)
+	close(ch)
+	xfrOut.WithLabelValues("axfr").Inc()
+	return ch, nil
+}

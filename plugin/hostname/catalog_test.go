@@ -1,0 +1,101 @@
+package hostname
+
+import (
+	"context"
+	"testing"
+
+	"github.com/coredns/coredns/plugin/pkg/dnstest"
+	"github.com/coredns/coredns/plugin/test"
+	"github.com/miekg/dns"
+)
+
+const testCatalog = "catalog.invalid."
+
+// catalogFixture serves example.org. (pool), team.example.net. and
+// signed.example.net. (signed) with the catalog.
+func catalogFixture(t *testing.T) *Handler {
+	t.Helper()
+	h := newTestHandler(t, "nameserver ns1.example.org 192.0.2.53\ncatalog catalog.invalid\n",
+		"example.org.", "team.example.net.", "signed.example.net.")
+	(*h.index.zones.Load())["signed.example.net."].signed = true
+	return h
+}
+
+func askCatalog(t *testing.T, h *Handler, name string, qtype uint16) *dns.Msg {
+	t.Helper()
+	m := new(dns.Msg)
+	m.SetQuestion(name, qtype)
+	rec := dnstest.NewRecorder(&test.ResponseWriter{})
+	if _, err := h.ServeDNS(context.Background(), rec, m); err != nil || rec.Msg == nil {
+		t.Fatalf("%s %s: %v, %v", name, dns.TypeToString[qtype], rec.Msg, err)
+	}
+	return rec.Msg
+}
+
+func TestCatalogZone(t *testing.T) {
+	t.Parallel()
+	h := catalogFixture(t)
+	zs := *h.index.zones.Load()
+	org, team := memberID(zs["example.org."].id)+".zones."+testCatalog, memberID(zs["team.example.net."].id)+".zones."+testCatalog
+
+	tests := []struct {
+		name   string
+		qtype  uint16
+		rcode  int
+		answer []string // the answers' rdata
+	}{
+		{testCatalog, dns.TypeSOA, dns.RcodeSuccess, []string{"ns1.example.org. hostmaster.catalog.invalid. 5 3600 600 1209600 0"}},
+		{testCatalog, dns.TypeNS, dns.RcodeSuccess, []string{"invalid."}},
+		{"version." + testCatalog, dns.TypeTXT, dns.RcodeSuccess, []string{`"2"`}},
+		{org, dns.TypePTR, dns.RcodeSuccess, []string{"example.org."}},
+		{team, dns.TypePTR, dns.RcodeSuccess, []string{"team.example.net."}},
+		{org, dns.TypeA, dns.RcodeSuccess, nil},
+		{"zones." + testCatalog, dns.TypePTR, dns.RcodeSuccess, nil},
+		{memberID("nothing") + ".zones." + testCatalog, dns.TypePTR, dns.RcodeNameError, nil},
+	}
+	for _, tc := range tests {
+		m := askCatalog(t, h, tc.name, tc.qtype)
+		var got []string
+		for _, rr := range m.Answer {
+			got = append(got, rr.String()[len(rr.Header().String()):])
+		}
+		if m.Rcode != tc.rcode || !m.Authoritative || len(got) != len(tc.answer) || len(got) > 0 && got[0] != tc.answer[0] {
+			t.Errorf("%s %s: %s %v (aa %v), want %s %v", tc.name, dns.TypeToString[tc.qtype], dns.RcodeToString[m.Rcode], got,
+				m.Authoritative, dns.RcodeToString[tc.rcode], tc.answer)
+		}
+		if len(got) == 0 && (len(m.Ns) != 1 || m.Ns[0].Header().Rrtype != dns.TypeSOA) {
+			t.Errorf("%s %s: authority %v, want the catalog's SOA", tc.name, dns.TypeToString[tc.qtype], m.Ns)
+		}
+	}
+
+	// The whole catalog: the SOA, NS, version, the two unsigned domains, the SOA.
+	rrs := drain(t, must(h.Transfer(testCatalog, 0)))
+	if len(rrs) != 6 || rrs[0].Header().Rrtype != dns.TypeSOA || rrs[5].Header().Rrtype != dns.TypeSOA {
+		t.Errorf("AXFR of the catalog: %v", rrs)
+	}
+	if rrs := drain(t, must(h.Transfer(testCatalog, 5))); len(rrs) != 1 {
+		t.Errorf("IXFR from the current serial: %v, want the SOA alone", rrs)
+	}
+
+	// A domain added: a member more, the serial one up; a hostname write
+	// (the same zone set) moves nothing.
+	before := h.catalog()
+	if h.catalog() != before {
+		t.Error("the catalog was made again for the same zone set")
+	}
+	more := zoneSet{"new.example.com.": &zone{name: "new.example.com.", id: "dom_new"}}
+	for k, v := range zs {
+		more[k] = v
+	}
+	h.index.zones.Store(&more)
+	if c := h.catalog(); c.serial != 6 || len(c.rrs) != 5 {
+		t.Errorf("after a domain was added: serial %d, %d records; want 6 and 5", c.serial, len(c.rrs))
+	}
+}
+
+func must(ch <-chan []dns.RR, err error) <-chan []dns.RR {
+	if err != nil {
+		panic(err)
+	}
+	return ch
+}
