@@ -126,6 +126,22 @@ func (q Queries) Retire(ctx context.Context, r *RetiredLabel) error {
 }
 
 // CountServable counts what ScanServable would return.
+// CountServableByDomain counts the hostnames DNS may serve (not released)
+// by domain id: a node sizes each zone's table with it before a load.
+func (q Queries) CountServableByDomain(ctx context.Context) (map[string]int, error) {
+	var rows []struct {
+		DomainID string `bun:"domain_id"`
+		N        int    `bun:"n"`
+	}
+	err := q.db.NewSelect().Model((*Hostname)(nil)).Column("domain_id").ColumnExpr("COUNT(*) AS n").
+		Where("status <> ?", StatusReleased).Group("domain_id").Scan(ctx, &rows)
+	counts := make(map[string]int, len(rows))
+	for _, r := range rows {
+		counts[r.DomainID] = r.N
+	}
+	return counts, mapErr(err)
+}
+
 func (q Queries) CountServable(ctx context.Context) (int, error) {
 	n, err := q.db.NewSelect().Model((*Hostname)(nil)).Where("status <> ?", StatusReleased).Count(ctx)
 	return int(n), mapErr(err)

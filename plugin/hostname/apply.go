@@ -18,7 +18,13 @@ import (
 // Load implements storage.Consumer: it reads every domain, servable
 // hostname and record into fresh maps and swaps them in whole.
 func (ix *Index) Load(ctx context.Context, q storage.Queries) error {
-	zs, err := ix.loadZones(ctx, q, nil)
+	// Each zone's table sized up front: a table grown name by name holds a
+	// third more memory for good, and rehashes a million names on the way.
+	sizes, err := q.CountServableByDomain(ctx)
+	if err != nil {
+		return err
+	}
+	zs, err := ix.loadZones(ctx, q, nil, sizes)
 	if err != nil {
 		return err
 	}
@@ -38,13 +44,6 @@ func (ix *Index) Load(ctx context.Context, q storage.Queries) error {
 	if err != nil {
 		return err
 	}
-	// Sized up front: a table grown name by name holds a third more memory
-	// for good, and rehashes a million names on the way.
-	count, err := q.CountServable(ctx)
-	if err != nil {
-		return err
-	}
-	t := newNameTable(count)
 	extra := map[string][]string{}
 	var n int64
 	loaded := time.Now().UnixMilli()
@@ -54,9 +53,11 @@ func (ix *Index) Load(ctx context.Context, q storage.Queries) error {
 			return nil
 		}
 		settle(own, below, loaded)
-		t.put(dns.Fqdn(h.Name), own)
+		if !zs.put(dns.Fqdn(h.Name), own) {
+			return nil // in no served zone
+		}
 		for name, nd := range below {
-			t.put(name, nd)
+			zs.put(name, nd)
 			extra[h.ID] = append(extra[h.ID], name)
 		}
 		n++
@@ -69,13 +70,12 @@ func (ix *Index) Load(ctx context.Context, q storage.Queries) error {
 	if err != nil {
 		return err
 	}
-	ix.zones.Store(&zs)
 	ix.extra = extra
 	ix.size.Store(n)
 	// The names and the serial change together, as a zone transfer's
 	// snapshot reads them.
 	ix.jr.mu.Lock()
-	ix.nodes.Store(t)
+	ix.zones.Store(&zs)
 	ix.serial.Store(uint32(last))
 	ix.jr.reset(uint32(last))
 	ix.jr.mu.Unlock()
@@ -106,11 +106,16 @@ func (ix *Index) Apply(ctx context.Context, q storage.Queries, cs []storage.Chan
 		}
 	}
 	if domainsChanged {
-		zs, err := ix.loadZones(ctx, q, *ix.zones.Load())
+		prev := *ix.zones.Load()
+		zs, err := ix.loadZones(ctx, q, prev, nil)
 		if err != nil {
 			return err
 		}
+		moved := zs.adopt(prev)
 		ix.zones.Store(&zs)
+		for _, m := range moved {
+			m.from.drop(m.name, m.n.owner)
+		}
 	}
 	hs, err := q.HostnamesByID(ctx, ids)
 	if err != nil {
@@ -132,7 +137,7 @@ func (ix *Index) Apply(ctx context.Context, q storage.Queries, cs []storage.Chan
 	for _, c := range cs2 {
 		chals[c.HostnameID] = append(chals[c.HostnameID], c)
 	}
-	t := ix.nodes.Load()
+	zs := *ix.zones.Load()
 	zones := map[string]bool{}
 	serial := max(uint32(last), ix.serial.Load())
 	// The journal's lock is held from the first replace to the new serial,
@@ -142,11 +147,12 @@ func (ix *Index) Apply(ctx context.Context, q storage.Queries, cs []storage.Chan
 	for i := range hs {
 		own, below := buildNodes(&hs[i], recs[hs[i].ID], chals[hs[i].ID])
 		settle(own, below, built)
-		zone := dns.Fqdn(hs[i].Zone())
-		for name, old := range ix.replace(t, &hs[i], own, below) {
-			ix.jr.add(serial, zone, name, old)
+		for name, old := range ix.replace(zs, &hs[i], own, below) {
+			if z := zs.of(name); z != nil {
+				ix.jr.add(serial, z.name, name, old)
+				zones[z.name] = true
+			}
 		}
-		zones[zone] = true
 	}
 	ix.serial.Store(serial)
 	if domainsChanged {
@@ -167,32 +173,31 @@ func (ix *Index) Apply(ctx context.Context, q storage.Queries, cs []storage.Chan
 // holds, unless another hostname holds them by now (a released name minted
 // again). It returns what each name it touched held before (the journal's
 // entries).
-func (ix *Index) replace(t *nameTable, h *storage.Hostname, own *node, below map[string]*node) (old map[string]*node) {
+func (ix *Index) replace(zs zoneSet, h *storage.Hostname, own *node, below map[string]*node) (old map[string]*node) {
 	name, owner := dns.Fqdn(h.Name), holder(h.ID)
-	had := t.get(name)
+	had := zs.get(name)
 	old = map[string]*node{name: had}
 	for n := range below {
-		old[n] = t.get(n)
+		old[n] = zs.get(n)
 	}
 	for _, n := range ix.extra[h.ID] {
-		old[n] = t.get(n)
+		old[n] = zs.get(n)
 	}
 	switch {
 	case own != nil:
-		t.put(name, own)
-		if had == nil || had.owner != owner {
+		if zs.put(name, own) && (had == nil || had.owner != owner) {
 			ix.size.Add(1)
 		}
 	case had != nil && had.owner == owner:
-		t.drop(name, owner)
+		zs.drop(name, owner)
 		ix.size.Add(-1)
 	}
 	for n, nd := range below {
-		t.put(n, nd)
+		zs.put(n, nd)
 	}
 	for _, n := range ix.extra[h.ID] {
 		if _, kept := below[n]; !kept {
-			t.drop(n, owner)
+			zs.drop(n, owner)
 		}
 	}
 	if len(below) == 0 {
@@ -305,7 +310,10 @@ func parent(name string) string {
 
 // loadZones reads every domain. A zone whose key did not change keeps its
 // signer, and with it the signatures already made.
-func (ix *Index) loadZones(ctx context.Context, q storage.Queries, prev zoneSet) (zoneSet, error) {
+// loadZones reads the zone set: a zone already in prev keeps its table of
+// names, a new one gets an empty table (sizes: its expected names, by
+// domain id), which adopt fills when it is made below another zone.
+func (ix *Index) loadZones(ctx context.Context, q storage.Queries, prev zoneSet, sizes map[string]int) (zoneSet, error) {
 	ds, err := q.Domains(ctx)
 	if err != nil {
 		return nil, err
@@ -315,6 +323,11 @@ func (ix *Index) loadZones(ctx context.Context, q storage.Queries, prev zoneSet)
 		d := &ds[i]
 		name := dns.Fqdn(d.Name)
 		z := &zone{name: name, id: d.ID, dnskey: d.DNSKEY, kind: kindPool}
+		if old := prev[name]; old != nil {
+			z.names = old.names
+		} else {
+			z.names = newNameTable(sizes[d.ID])
+		}
 		if d.AccountID != "" {
 			z.kind = kindTeam
 		}

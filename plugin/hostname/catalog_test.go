@@ -83,7 +83,7 @@ func TestCatalogZone(t *testing.T) {
 	if h.catalog() != before {
 		t.Error("the catalog was made again for the same zone set")
 	}
-	more := zoneSet{"new.example.com.": &zone{name: "new.example.com.", id: "dom_new"}}
+	more := zoneSet{"new.example.com.": &zone{name: "new.example.com.", id: "dom_new", names: newNameTable(0)}}
 	for k, v := range zs {
 		more[k] = v
 	}

@@ -63,7 +63,7 @@ func addFuzzRecords(tb testing.TB, h *Handler) {
 	}
 	chals := []storage.Challenge{{HostnameID: host.ID, Value: strings.Repeat("K", 43), CreatedAt: time.Now().UnixMilli()}}
 	own, below := buildNodes(host, recs, chals)
-	h.index.replace(h.index.nodes.Load(), host, own, below)
+	h.index.replace(*h.index.zones.Load(), host, own, below)
 }
 
 // fuzzQuery packs a query for name and type, changed by opts.

@@ -27,7 +27,7 @@ func newTestHandler(tb testing.TB, body string, zones ...string) *Handler {
 	h := newHandler(cfg)
 	zs := zoneSet{}
 	for i, z := range zones {
-		zs[z] = &zone{name: z, id: fmt.Sprintf("dom_%d", i)}
+		zs[z] = &zone{name: z, id: fmt.Sprintf("dom_%d", i), names: newNameTable(0)}
 	}
 	h.index.zones.Store(&zs)
 	h.index.serial.Store(testSerial)
@@ -39,7 +39,7 @@ func newTestHandler(tb testing.TB, body string, zones ...string) *Handler {
 func addHost(h *Handler, name, ip string, expires int64) {
 	n := &node{owner: holder("hn_" + name), host: true, addrs: packAddrs([]netip.Addr{netip.MustParseAddr(ip)}), expires: expires}
 	settle(n, nil, time.Now().UnixMilli()) // as a load or a change builds it
-	h.index.nodes.Load().put(name, n)
+	h.index.zones.Load().put(name, n)
 }
 
 // fixture is example.org. and example.net., served by ns1.example.org
@@ -286,7 +286,7 @@ func TestServeDNSAnyMinimal(t *testing.T) {
 	t.Parallel()
 	h := fixture(t)
 	addHost(h, "soon.example.org.", "192.0.2.12", time.Now().Add(10*time.Second).UnixMilli())
-	h.index.nodes.Load().put("sub.example.org.", &node{})
+	h.index.zones.Load().put("sub.example.org.", &node{})
 
 	m := new(dns.Msg)
 	m.SetQuestion("soon.example.org.", dns.TypeANY)
@@ -610,7 +610,7 @@ func BenchmarkServeDNS(b *testing.B) {
 			exp = far
 		}
 		n := &node{owner: holder(fmt.Sprint(i)), host: true, addrs: packAddrs([]netip.Addr{ip}), expires: exp}
-		h.index.nodes.Load().put(fmt.Sprintf("h%06d.example.org.", i), n)
+		h.index.zones.Load().put(fmt.Sprintf("h%06d.example.org.", i), n)
 	}
 
 	// 80% names that exist, 20% that do not.

@@ -14,12 +14,13 @@ import (
 // Index is the in-memory view of the store that DNS answers come from. It is
 // filled by a snapshot load and kept current by the change feed.
 //
-// Names live in a sharded table (names.go), each value an immutable *node
-// that a change replaces whole; the zone set is an immutable map behind an
-// atomic pointer, rebuilt on the rare domain change. A hostname's change
-// costs O(its own names), whatever the number of hostnames.
+// Each zone keeps its names in a sharded table of its own (names.go), as
+// CoreDNS's file plugin keeps a tree per zone, each value an immutable
+// *node that a change replaces whole; the zone set is an immutable map
+// behind an atomic pointer, rebuilt on the rare domain change (a zone
+// keeps its table across it). A hostname's change costs O(its own names),
+// and a zone transfer O(its zone's), whatever the number of hostnames.
 type Index struct {
-	nodes  atomic.Pointer[nameTable] // lowercase FQDN ("abc.example.org.") -> *node
 	zones  atomic.Pointer[zoneSet]
 	size   atomic.Int64 // hostnames served
 	serial atomic.Uint32
@@ -71,6 +72,9 @@ type zone struct {
 	signer *signer  // nil when the domain is not signed, or its key cannot be opened
 	dnskey string   // the DNSKEY the signer was made from
 	kind   string   // kindPool or kindTeam, for metrics
+	// names are the zone's names below its apex (lowercase FQDN ->
+	// *node), those of a zone below it excepted.
+	names *nameTable
 }
 
 type zoneSet map[string]*zone
@@ -78,19 +82,20 @@ type zoneSet map[string]*zone
 // NewIndex returns an empty index.
 func NewIndex() *Index {
 	ix := &Index{extra: map[string][]string{}}
-	ix.nodes.Store(newNameTable(0))
 	ix.zones.Store(&zoneSet{})
 	return ix
 }
 
 // zoneOf returns the most specific zone that holds qname (lowercase FQDN).
-func (ix *Index) zoneOf(qname string) *zone {
-	zs := *ix.zones.Load()
-	if len(zs) == 0 {
+func (ix *Index) zoneOf(qname string) *zone { return ix.zones.Load().of(qname) }
+
+// of returns the most specific zone of zs that holds qname.
+func (zs *zoneSet) of(qname string) *zone {
+	if len(*zs) == 0 {
 		return nil
 	}
 	for off, end := 0, false; !end; off, end = dns.NextLabel(qname, off) {
-		if z, ok := zs[qname[off:]]; ok {
+		if z, ok := (*zs)[qname[off:]]; ok {
 			return z
 		}
 	}
@@ -98,8 +103,70 @@ func (ix *Index) zoneOf(qname string) *zone {
 }
 
 // node returns the entry for qname (lowercase FQDN), if any.
-func (ix *Index) node(qname string) *node {
-	return ix.nodes.Load().get(qname)
+func (ix *Index) node(qname string) *node { return ix.zones.Load().get(qname) }
+
+// get returns the entry for name in the zone of zs that holds it.
+func (zs *zoneSet) get(name string) *node {
+	if z := zs.of(name); z != nil {
+		return z.names.get(name)
+	}
+	return nil
+}
+
+// put sets name's node in the zone of zs that holds it; false when no
+// zone does.
+func (zs *zoneSet) put(name string, n *node) bool {
+	z := zs.of(name)
+	if z != nil {
+		z.names.put(name, n)
+	}
+	return z != nil
+}
+
+// drop removes name from its zone's table if owner's hostname holds it.
+func (zs *zoneSet) drop(name string, owner uint64) {
+	if z := zs.of(name); z != nil {
+		z.names.drop(name, owner)
+	}
+}
+
+// movedName is a name a new zone took over from the zone above it.
+type movedName struct {
+	from *nameTable
+	name string
+	n    *node
+}
+
+// adopt fills the tables of the zones of zs that prev lacks with the names
+// under them that the zone above held, and returns those names, for the
+// caller to drop from there once zs is the index's (readers find each
+// name in one table or the other meanwhile).
+func (zs *zoneSet) adopt(prev zoneSet) []movedName {
+	var moved []movedName
+	for name, z := range *zs {
+		if prev[name] != nil {
+			continue
+		}
+		parent := (&prev).of(name)
+		if parent == nil {
+			continue
+		}
+		suffix := "." + name
+		for i := range parent.names.shards {
+			sh := &parent.names.shards[i]
+			sh.mu.RLock()
+			for n, nd := range sh.m {
+				if strings.HasSuffix(n, suffix) && zs.of(n) == z {
+					moved = append(moved, movedName{parent.names, n, nd})
+				}
+			}
+			sh.mu.RUnlock()
+		}
+	}
+	for _, m := range moved {
+		zs.put(m.name, m.n)
+	}
+	return moved
 }
 
 // Watch calls f, on the feed's goroutine, with the zones (lowercase FQDNs)

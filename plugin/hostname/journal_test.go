@@ -41,15 +41,24 @@ func TestJournal(t *testing.T) {
 	for i := range journalMax + journalSlack + 3 {
 		k.add(uint32(1+i/2), "example.org.", "n.example.org.", nil)
 	}
+	k.add(uint32(journalMax), "quiet.example.net.", "q.quiet.example.net.", nil)
 	k.trim()
-	if len(k.entries) > journalMax || k.entries[0].serial == k.floor || k.entries[0].serial != k.floor+1 {
-		t.Errorf("after trim: %d entries, floor %d, first serial %d", len(k.entries), k.floor, k.entries[0].serial)
+	zj := k.zones["example.org."]
+	if len(k.order) > journalMax || zj.entries[0].serial == zj.floor || zj.entries[0].serial != zj.floor+1 {
+		t.Errorf("after trim: %d entries, floor %d, first serial %d", len(k.order), zj.floor, zj.entries[0].serial)
 	}
-	if _, _, ok := k.since("example.org.", k.floor-1); ok {
+	if _, _, ok := k.since("example.org.", zj.floor-1); ok {
 		t.Errorf("a serial below the trimmed floor was answered")
 	}
-	if _, _, ok := k.since("example.org.", k.floor); !ok {
+	if _, _, ok := k.since("example.org.", zj.floor); !ok {
 		t.Errorf("the floor itself must still be answered")
+	}
+	// A quiet zone keeps its whole history: the busy zone's trim is its own.
+	if names, _, ok := k.since("quiet.example.net.", 0); !ok || len(names) != 1 {
+		t.Errorf("the quiet zone since 0: %v %v, want its one change", names, ok)
+	}
+	if names, _, ok := k.since("unchanged.example.com.", 0); !ok || len(names) != 0 {
+		t.Errorf("a zone without changes since 0: %v %v, want nothing changed", names, ok)
 	}
 }
 
@@ -85,5 +94,39 @@ func TestLoadTouchesEveryZone(t *testing.T) {
 	}
 	if ix.jr.floor != ix.serial.Load() || ix.serial.Load() == 0 {
 		t.Errorf("journal floor %d, serial %d: want the journal to start at the snapshot", ix.jr.floor, ix.serial.Load())
+	}
+}
+
+// A domain added below a served one takes over the names under it, which
+// the zone above then gives up; the other names stay where they were.
+func TestZoneAdopt(t *testing.T) {
+	t.Parallel()
+	org := &zone{name: "example.org.", names: newNameTable(0)}
+	prev := zoneSet{org.name: org}
+	for _, name := range []string{"x.sub.example.org.", "a.b.sub.example.org.", "y.example.org.", "sub.example.org.x.example.org."} {
+		org.names.put(name, &node{owner: holder(name), host: true})
+	}
+	sub := &zone{name: "sub.example.org.", names: newNameTable(0)}
+	zs := zoneSet{org.name: org, sub.name: sub}
+	moved := (&zs).adopt(prev)
+	for _, m := range moved {
+		m.from.drop(m.name, m.n.owner)
+	}
+	for name, want := range map[string]*zone{
+		"x.sub.example.org.": sub, "a.b.sub.example.org.": sub, "y.example.org.": org, "sub.example.org.x.example.org.": org,
+	} {
+		if (&zs).of(name) != want || want.names.get(name) == nil {
+			t.Errorf("%s: not in %s's table", name, want.name)
+		}
+		other := org
+		if want == org {
+			other = sub
+		}
+		if other.names.get(name) != nil {
+			t.Errorf("%s: still in %s's table too", name, other.name)
+		}
+	}
+	if len(moved) != 2 {
+		t.Errorf("moved %d names, want 2", len(moved))
 	}
 }

@@ -54,15 +54,39 @@ func (n *notifier) run(ctx context.Context) {
 		zones := n.pending
 		n.pending = map[string]bool{}
 		n.mu.Unlock()
-		for z := range zones {
-			if err := n.send(z); err != nil {
-				notifies.WithLabelValues("failed").Inc()
-				log.Warningf("NOTIFY of %s failed: %v", z, err)
-				continue
-			}
-			notifies.WithLabelValues("sent").Inc()
-		}
+		n.round(zones)
 	}
+}
+
+// notifyParallel is how many zones' NOTIFYs are in flight at once: a
+// thousand team domains changed together are told in a few rounds of
+// round trips, and a secondary that does not answer (the transfer
+// plugin tries three times, 2 s each) holds up a sixteenth of them.
+const notifyParallel = 16
+
+// round sends one NOTIFY for each of zones, notifyParallel at a time, and
+// returns when all are answered or given up; changes meanwhile gather for
+// the next round (one NOTIFY per zone however many).
+func (n *notifier) round(zones map[string]bool) {
+	work := make(chan string)
+	var wg sync.WaitGroup
+	for range min(notifyParallel, len(zones)) {
+		wg.Go(func() {
+			for z := range work {
+				if err := n.send(z); err != nil {
+					notifies.WithLabelValues("failed").Inc()
+					log.Warningf("NOTIFY of %s failed: %v", z, err)
+					continue
+				}
+				notifies.WithLabelValues("sent").Inc()
+			}
+		})
+	}
+	for z := range zones {
+		work <- z
+	}
+	close(work)
+	wg.Wait()
 }
 
 // startNotify starts NOTIFYing the secondaries of cfg's transfer plugin,

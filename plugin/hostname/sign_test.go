@@ -34,7 +34,7 @@ func signedFixture(tb testing.TB, n int, signed bool) *Handler {
 	}
 	for i := range n {
 		nd := &node{owner: holder(fmt.Sprint(i)), host: true, addrs: packAddrs([]netip.Addr{netip.AddrFrom4([4]byte{198, 51, byte(i >> 8), byte(i)})})}
-		h.index.nodes.Load().put(fmt.Sprintf("h%06d.example.org.", i), nd)
+		h.index.zones.Load().put(fmt.Sprintf("h%06d.example.org.", i), nd)
 	}
 	return h
 }

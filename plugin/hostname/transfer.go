@@ -2,7 +2,6 @@ package hostname
 
 import (
 	"errors"
-	"strings"
 
 	"github.com/coredns/coredns/plugin/transfer"
 	"github.com/hostmint/hostmint/records"
@@ -92,9 +91,8 @@ func (h *Handler) ixfr(z *zone, serial uint32) ([]dns.RR, bool) {
 	cur := ix.serial.Load()
 	now := map[string]*node{}
 	if ok {
-		t := ix.nodes.Load()
 		for _, n := range names {
-			now[n] = t.get(n)
+			now[n] = z.names.get(n)
 		}
 	}
 	ix.jr.mu.Unlock()
@@ -206,59 +204,57 @@ type named struct {
 const nameChunk = 1 << 14
 
 // zoneNames is every name of z (not of a zone below it) with its node as
-// they stood at one serial, in chunks, and that serial. The names are
-// copied shard by shard while the feed goes on; then the names the journal
-// says changed since the serial are put back as they were at it. Nodes are
-// never changed once in the index, so the copy is of pointers (24 bytes a
-// name). When the journal no longer reaches back that far (a domain or a
-// snapshot reset it meanwhile), the copy is made again under the journal's
-// lock, which holds the feed up while it runs.
+// they stood at one serial, in chunks, and that serial. The zone's names
+// are copied shard by shard while the feed goes on; then the names the
+// journal says changed since the serial are put back as they were at it.
+// Nodes are never changed once in the index, so the copy is of pointers
+// (24 bytes a name), and it costs the zone's names, not the node's. When
+// the journal no longer reaches back that far (a domain or a snapshot
+// reset it meanwhile), the copy is made again under the journal's lock,
+// which holds the feed up while it runs.
 func (ix *Index) zoneNames(z *zone) ([][]named, uint32) {
 	ix.jr.mu.Lock()
-	t, serial := ix.nodes.Load(), ix.serial.Load()
+	t, serial := ix.tableOf(z), ix.serial.Load()
 	ix.jr.mu.Unlock()
 	if ix.copying != nil {
 		ix.copying()
 	}
-	chunks := copyNames(t, z.name)
+	chunks := copyNames(t)
 	ix.jr.mu.Lock()
 	changed, old, ok := ix.jr.since(z.name, serial)
-	if !ok || ix.nodes.Load() != t {
-		t, serial = ix.nodes.Load(), ix.serial.Load()
-		chunks, changed = copyNames(t, z.name), nil
+	if now := ix.tableOf(z); !ok || now != t {
+		t, serial = now, ix.serial.Load()
+		chunks, changed = copyNames(t), nil
 	}
 	ix.jr.mu.Unlock()
 	if len(changed) > 0 {
 		chunks = asAt(chunks, changed, old)
 	}
-	// Names in a zone of their own below this one are not this zone's.
-	for _, c := range chunks {
-		for i := range c {
-			if c[i].n != nil && ix.zoneOf(c[i].name) != z {
-				c[i].n = nil
-			}
-		}
-	}
 	return chunks, serial
 }
 
-// copyNames copies the names under zone from t, one shard at a time.
-func copyNames(t *nameTable, zone string) [][]named {
-	suffix := "." + zone
+// tableOf is the names of the index's zone named as z now (a snapshot
+// load makes new tables); an empty table when the zone is gone.
+func (ix *Index) tableOf(z *zone) *nameTable {
+	if cur := (*ix.zones.Load())[z.name]; cur != nil {
+		return cur.names
+	}
+	return newNameTable(0)
+}
+
+// copyNames copies the names of t, one shard at a time.
+func copyNames(t *nameTable) [][]named {
 	var chunks [][]named
 	var c []named
 	for i := range t.shards {
 		s := &t.shards[i]
 		s.mu.RLock()
 		for name, n := range s.m {
-			if !strings.HasSuffix(name, suffix) {
-				continue
-			}
 			if len(c) == cap(c) {
 				if c != nil {
 					chunks = append(chunks, c)
 				}
-				c = make([]named, 0, nameChunk)
+				c = make([]named, 0, min(nameChunk, max(len(s.m), 64)))
 			}
 			c = append(c, named{name, n})
 		}

@@ -3,6 +3,8 @@ package hostname
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"net"
 	"net/netip"
 	"slices"
 	"strings"
@@ -125,7 +127,7 @@ func TestAXFRIsASnapshot(t *testing.T) {
 	ix.jr.mu.Lock()
 	for i := range names {
 		n := &node{owner: holder(fmt.Sprint("hn_", i)), host: true, addrs: packAddrs([]netip.Addr{netip.MustParseAddr("192.0.2.2")})}
-		ix.nodes.Load().put(fmt.Sprintf("h%d.example.org.", i), n)
+		ix.zones.Load().put(fmt.Sprintf("h%d.example.org.", i), n)
 	}
 	ix.serial.Store(testSerial + 1)
 	ix.jr.mu.Unlock()
@@ -163,7 +165,7 @@ func TestAXFRCopyPutsBackChanges(t *testing.T) {
 		// As Apply does, under the journal's lock: moved gets a new
 		// address, gone is released, new is created; moved changes twice.
 		ix.jr.mu.Lock()
-		tb := ix.nodes.Load()
+		tb := ix.zones.Load()
 		for _, c := range []struct {
 			name string
 			n    *node
@@ -233,5 +235,90 @@ func TestNodeRRsFollowGone(t *testing.T) {
 		if got := len(h.nodeRRs(z, "a.example.org.", tc.n)) > 0; got != tc.sent {
 			t.Errorf("%s: sent %v, want %v", tc.name, got, tc.sent)
 		}
+	}
+}
+
+// teamZonesFixture is signedFixture's million names in example.org. and
+// teams zones tNNNN.example.net. of 10 names each, the journal started.
+func teamZonesFixture(b *testing.B, teams int) *Handler {
+	h := signedFixture(b, 1_000_000, false)
+	zs := maps.Clone(*h.index.zones.Load())
+	for i := range teams {
+		name := fmt.Sprintf("t%04d.example.net.", i)
+		zs[name] = &zone{name: name, id: fmt.Sprint("dom_t", i), kind: kindTeam, names: newNameTable(0)}
+	}
+	h.index.zones.Store(&zs)
+	for i := range teams {
+		for j := range 10 {
+			addHost(h, fmt.Sprintf("h%d.t%04d.example.net.", j, i), "192.0.2.1", 0)
+		}
+	}
+	h.index.jr.reset(testSerial)
+	return h
+}
+
+// A team domain's AXFR and IXFR on a node of a million names cost the
+// team domain: its 10 names, and its own changes.
+func BenchmarkTeamZoneTransfer(b *testing.B) {
+	h := teamZonesFixture(b, 1000)
+	ix := h.index
+	// Every team zone changed once, the pool zone 10 000 times: the
+	// journal an IXFR of one team zone must not read whole.
+	ix.jr.mu.Lock()
+	for i := range 10_000 {
+		ix.jr.add(testSerial+1, "example.org.", fmt.Sprintf("h%06d.example.org.", i), nil)
+	}
+	for i := range 1000 {
+		ix.jr.add(testSerial+1, fmt.Sprintf("t%04d.example.net.", i), fmt.Sprintf("h0.t%04d.example.net.", i), nil)
+	}
+	ix.serial.Store(testSerial + 1)
+	ix.jr.mu.Unlock()
+	for _, tc := range []struct {
+		name   string
+		serial uint32
+		want   int
+	}{{"AXFR", 0, 2 + 1 + 10}, {"IXFR", testSerial, 4 + 1}} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				ch, err := h.Transfer("t0500.example.net.", tc.serial)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if rrs := drain(b, ch); len(rrs) != tc.want {
+					b.Fatalf("%d records, want %d: %v", len(rrs), tc.want, rrs)
+				}
+			}
+		})
+	}
+}
+
+// A thousand zones changed at once are told to a secondary in one round,
+// notifyParallel NOTIFYs in flight (a secondary on loopback answering).
+func BenchmarkNotifyRound(b *testing.B) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
+		m := new(dns.Msg)
+		m.SetReply(r)
+		w.WriteMsg(m)
+	})}
+	go srv.ActivateAndServe()
+	defer srv.Shutdown()
+	c := new(dns.Client)
+	n := &notifier{send: func(zone string) error {
+		m := new(dns.Msg)
+		m.SetNotify(zone)
+		_, _, err := c.Exchange(m, pc.LocalAddr().String())
+		return err
+	}}
+	zones := map[string]bool{}
+	for i := range 1000 {
+		zones[fmt.Sprintf("t%04d.example.net.", i)] = true
+	}
+	for b.Loop() {
+		n.round(zones)
 	}
 }
