@@ -125,9 +125,8 @@ func (q Queries) Retire(ctx context.Context, r *RetiredLabel) error {
 	return mapErr(err)
 }
 
-// CountServable counts what ScanServable would return.
-// CountServableByDomain counts the hostnames DNS may serve (not released)
-// by domain id: a node sizes each zone's table with it before a load.
+// CountServableByDomain counts what ScanServable would return, by domain
+// id: a node sizes each zone's table with it before a load.
 func (q Queries) CountServableByDomain(ctx context.Context) (map[string]int, error) {
 	var rows []struct {
 		DomainID string `bun:"domain_id"`
@@ -140,11 +139,6 @@ func (q Queries) CountServableByDomain(ctx context.Context) (map[string]int, err
 		counts[r.DomainID] = r.N
 	}
 	return counts, mapErr(err)
-}
-
-func (q Queries) CountServable(ctx context.Context) (int, error) {
-	n, err := q.db.NewSelect().Model((*Hostname)(nil)).Where("status <> ?", StatusReleased).Count(ctx)
-	return int(n), mapErr(err)
 }
 
 // ScanServable calls fn for every hostname that DNS may serve (not
