@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/hostmint/hostmint/storage"
 	"github.com/miekg/dns"
 )
 
@@ -96,5 +98,39 @@ func TestCatalogSecondaries(t *testing.T) {
 		if !serves(sec, hostB, "198.41.0.5") {
 			t.Errorf("%s stopped serving %s", sec.name, hostB)
 		}
+	}
+}
+
+// Every node sharing a store serves the same catalog, and a node started
+// again serves it unchanged: a secondary may transfer it from any of them.
+func TestCatalogSameOnEveryNode(t *testing.T) {
+	t.Parallel()
+	xfr := []string{fmt.Sprintf("tsig {\n    secret %s %s\n    require AXFR IXFR\n  }", xfrKeyName, xfrSecret), "transfer {\n    to 127.0.0.1:9\n  }"}
+	o := options{profile: 2, dialect: storage.Postgres, extra: []string{"catalog catalog.invalid"}, block: xfr}
+	a := start(t, o)
+	o.dsn, o.dir = a.dsn, a.dir
+	b := start(t, o)
+	for _, d := range []string{"one.example.net", "two.example.net"} {
+		a.team(t, d)
+	}
+	catalog := func(s *server) string {
+		rrs, err := axfr(s.dnsAddr, "catalog.invalid")
+		if err != nil {
+			return err.Error()
+		}
+		var lines []string
+		for _, rr := range rrs {
+			lines = append(lines, rr.String())
+		}
+		return strings.Join(lines, "\n")
+	}
+	if !within(5*time.Second, func() bool { return catalog(a) == catalog(b) && strings.Count(catalog(a), "PTR") == 3 }) {
+		t.Fatalf("the nodes' catalogs differ:\n%s\n---\n%s", catalog(a), catalog(b))
+	}
+	before := catalog(b)
+	b.stop()
+	c := start(t, o)
+	if got := catalog(c); got != before {
+		t.Errorf("the catalog after a restart:\n%s\nbefore:\n%s", got, before)
 	}
 }
