@@ -20,7 +20,7 @@ import (
 const idempotencyDoc = "Makes the create safe to retry (after a timeout, a broken connection or a 503): a retry with the same key, " +
 	"method, path and body within 24 hours answers the first answer (header `Idempotent-Replayed: true`) and writes nothing; " +
 	"the same key with another request is 409 CONFLICT. A create that failed keeps nothing: its retry runs again. " +
-	"Keys are the caller's own (an account's, or the operator's), 1 to 255 visible ASCII characters; a random UUID per create is usual. " +
+	"Keys are the credential's own (an API key's, or the admin token's), 1 to 255 visible ASCII characters; a random UUID per create is usual. " +
 	"An answer holding a secret (a key, a password) is kept sealed with the encryption key; without `cert_encryption_key_file` " +
 	"its retry answers 409 instead of repeating the secret."
 
@@ -65,14 +65,17 @@ func (s *Server) serveIdempotent(w http.ResponseWriter, c *call, rt *route, key 
 	// and the handler reads them again (with the error reading stopped at).
 	raw, readErr := io.ReadAll(r.Body)
 	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(raw), errReader{readErr}))
+	// A key is the credential's own: another key of the same team, with
+	// other scopes, does not get this one's answers (its secrets least of all).
 	scope := "admin"
 	if c.principal != nil {
-		scope = "account:" + c.principal.AccountID
+		scope = "key:" + c.principal.KeyID
 	}
 	req := idempotency.Request{Scope: scope, Key: key, Secret: secretSchemas[rt.okSchema],
 		Request: append([]byte(r.Method+" "+r.URL.RequestURI()+"\n"), raw...)}
 	ans, err := s.cfg.Idempotency.Do(r.Context(), req, func(ctx context.Context) (idempotency.Answer, error) {
 		c.r = r.WithContext(ctx) // its writes join the kept answer's transaction
+		c.after = nil            // a retried transaction's attempts each put off their own
 		status, body, err := rt.handle(c)
 		if err != nil {
 			return idempotency.Answer{}, err

@@ -201,8 +201,9 @@ func (s *Server) routeTable() []route {
 			ok: 200, raw: s.myIP, rawType: "text/plain"},
 
 		{method: "GET", path: "/api/health", summary: "Service health",
-			doc: "200 once the store is open and the DNS index is loaded; 503 otherwise.",
-			ok:  200, okSchema: "Health", errors: []int{503}, handle: s.health},
+			doc: "200 once the store is open and the DNS index is loaded, while the node is within max_lag of its writers and can sign " +
+				"every signed domain it holds; 503 saying why otherwise. The answer says how current the node is.",
+			ok: 200, okSchema: "Health", errors: []int{503}, handle: s.health},
 		{method: "POST", path: "/api/v1/tsig-keys", auth: authKey, body: "TSIGKeyInput",
 			summary: "Create a TSIG key (DNS UPDATE) for the key's own team",
 			doc: tsigCreateDoc + " The new key's scopes and reach stay within the bearer key's own (403 beyond); " +

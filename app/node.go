@@ -71,10 +71,14 @@ func (n *Node) Index() Index { return n.node.index }
 
 // Ready reports whether the node should be answering: its index is loaded
 // and it is within max_lag of its database's writers.
-func (n *Node) Ready() bool { return n.lagging() == nil }
+func (n *Node) Ready() bool {
+	lag, changes := n.node.feed.Lag()
+	return n.lagging(lag, changes) == nil
+}
 
-// lagging says why the node is not ready, nil when it is.
-func (n *Node) lagging() error {
+// lagging says why the node, lag and changes behind, is not ready; nil
+// when it is.
+func (n *Node) lagging(lag time.Duration, changes int64) error {
 	if !n.node.feed.Loaded() {
 		return fmt.Errorf("the DNS index is not loaded yet")
 	}
@@ -82,7 +86,7 @@ func (n *Node) lagging() error {
 		return fmt.Errorf("signed domain(s) %s: their DNSSEC key cannot be opened with this node's cert_encryption_key_file; "+
 			"they answer SERVFAIL", strings.Join(zs, ", "))
 	}
-	if lag, changes := n.node.feed.Lag(); n.maxLag > 0 && lag > n.maxLag {
+	if n.maxLag > 0 && lag > n.maxLag {
 		return fmt.Errorf("this node is %.1f s (%d changes) behind its database's writers, more than max_lag %v", lag.Seconds(), changes, n.maxLag)
 	}
 	return nil
@@ -93,7 +97,7 @@ func (n *Node) lagging() error {
 func (n *Node) health(ctx context.Context) (adminapi.Health, error) {
 	lag, changes := n.node.feed.Lag()
 	h := adminapi.Health{ReadOnly: n.node.store.ReadOnly(), LagSeconds: lag.Seconds(), LagChanges: changes}
-	if err := n.lagging(); err != nil {
+	if err := n.lagging(lag, changes); err != nil {
 		return h, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)

@@ -69,7 +69,7 @@ func (s *Service) Create(ctx context.Context, in Input) (*storage.Domain, error)
 	if name == "" {
 		return nil, apierror.BadRequest("name %q is not a domain name (two or more labels of a-z 0-9 -)", *in.Name)
 	}
-	d := &storage.Domain{ID: "dom_" + apikey.Random(10), Name: name, Status: storage.DomainActive, CreatedAt: s.now().UnixMilli()}
+	d := &storage.Domain{ID: "dom_" + apikey.Random(10), Name: name, Status: storage.DomainActive, CreatedAt: s.now().UnixMilli(), CatalogVersion: 1}
 	err := s.store.WriteVisible(ctx, func(ctx context.Context, tx *storage.Tx) error {
 		if err := s.apply(ctx, tx, d, in); err != nil {
 			return err
@@ -152,7 +152,7 @@ func (s *Service) Ensure(ctx context.Context, names []string) error {
 		now := s.now().UnixMilli()
 		for i, n := range names {
 			// Spaced by a millisecond so the first line stays the first pool domain.
-			d := &storage.Domain{ID: "dom_" + apikey.Random(10), Name: n, Status: storage.DomainActive, CreatedAt: now + int64(i)}
+			d := &storage.Domain{ID: "dom_" + apikey.Random(10), Name: n, Status: storage.DomainActive, CreatedAt: now + int64(i), CatalogVersion: 1}
 			ins, err := tx.InsertDomainIfMissing(ctx, d)
 			if err != nil {
 				return err

@@ -99,6 +99,14 @@ func TestCatalogSecondaries(t *testing.T) {
 			t.Errorf("%s stopped serving %s", sec.name, hostB)
 		}
 	}
+
+	// Unsigned again: back in the catalog (its serial goes on up), served again.
+	s.must(200, "PATCH", "/api/admin/domains/"+s.recDomainID(t, "a.example.net"), s.admin, recObj{"dnssec": false})
+	for _, sec := range secs {
+		if !within(15*time.Second, func() bool { return serves(sec, hostA, "198.41.0.4") }) {
+			t.Errorf("%s does not serve %s again after its domain was unsigned", sec.name, hostA)
+		}
+	}
 }
 
 // Every node sharing a store serves the same catalog, and a node started

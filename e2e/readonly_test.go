@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,7 +34,18 @@ func TestReadOnlyNode(t *testing.T) {
 		ro.dsn = w.dsn + "&default_transaction_read_only=on readonly"
 	}
 	ro.extra = append(ro.extra, "max_lag 3s")
+	readyAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	ro.block = []string{"ready " + readyAddr + " {\n    monitor continuously\n  }"}
 	r, rp := spawn(t, ro)
+	readyStatus := func() int {
+		resp, err := http.Get("http://" + readyAddr + "/ready")
+		if err != nil {
+			return 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	eventually(t, 5*time.Second, func() bool { return readyStatus() == 200 }, "the ready plugin never reports the read-only node ready")
 
 	h := r.must(200, "GET", "/api/health", "", nil)
 	if h.body["read_only"] != true || h.body["lag_seconds"].(float64) > 3 {
@@ -79,6 +92,9 @@ func TestReadOnlyNode(t *testing.T) {
 		got := r.do("GET", "/api/health", "", nil)
 		return got.status == 503 && strings.Contains(got.str("error"), "max_lag")
 	}, "the read-only node stays ready with no writer stamping the heartbeat")
+	if st := readyStatus(); st != 503 {
+		t.Errorf("the ready plugin (monitor continuously) answers %d past max_lag, want 503", st)
+	}
 	r.resolves("site2.example.org", dns.TypeA, "198.41.0.41")
 	for _, bad := range []string{"read-only transaction", "cannot execute"} {
 		if out := rp.output(); strings.Contains(out, bad) {

@@ -26,7 +26,7 @@ const MaxKey = 255
 
 // Request is one request that carried a key.
 type Request struct {
-	Scope string // whose key: "account:<id>", or "admin" for the operator
+	Scope string // whose key: "key:<id>" for an API key, "admin" for the operator
 	Key   string
 	// Request is what must be the same on a retry: method, path and body.
 	Request []byte

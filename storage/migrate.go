@@ -300,6 +300,9 @@ CREATE TABLE idempotency_keys (
 	PRIMARY KEY (scope, key)
 );
 CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at)`, nil},
+	{17, "how often each domain entered or left the secondaries' catalog", `
+ALTER TABLE domains ADD COLUMN catalog_version BIGINT NOT NULL DEFAULT 1;
+UPDATE domains SET catalog_version = 2 WHERE dnssec`, nil},
 }
 
 // recountActive sets every account's active_hostnames from its rows: once

@@ -105,17 +105,15 @@ func (ix *Index) Apply(ctx context.Context, q storage.Queries, cs []storage.Chan
 			domainsChanged = true
 		}
 	}
+	zs := *ix.zones.Load()
+	var moved []movedName
 	if domainsChanged {
-		prev := *ix.zones.Load()
-		zs, err := ix.loadZones(ctx, q, prev, nil)
-		if err != nil {
+		prev := zs
+		var err error
+		if zs, err = ix.loadZones(ctx, q, prev, nil); err != nil {
 			return err
 		}
-		moved := zs.adopt(prev)
-		ix.zones.Store(&zs)
-		for _, m := range moved {
-			m.from.drop(m.name, m.n.owner)
-		}
+		moved = zs.adopt(prev)
 	}
 	hs, err := q.HostnamesByID(ctx, ids)
 	if err != nil {
@@ -137,12 +135,18 @@ func (ix *Index) Apply(ctx context.Context, q storage.Queries, cs []storage.Chan
 	for _, c := range cs2 {
 		chals[c.HostnameID] = append(chals[c.HostnameID], c)
 	}
-	zs := *ix.zones.Load()
 	zones := map[string]bool{}
 	serial := max(uint32(last), ix.serial.Load())
-	// The journal's lock is held from the first replace to the new serial,
-	// so an IXFR reads names and serial that agree.
+	// The journal's lock is held from the new zone set and the first
+	// replace to the new serial, so a transfer reads a zone, its names and
+	// its serial that agree.
 	ix.jr.mu.Lock()
+	if domainsChanged {
+		ix.zones.Store(&zs)
+		for _, m := range moved {
+			m.from.drop(m.name, m.n.owner)
+		}
+	}
 	built := time.Now().UnixMilli()
 	for i := range hs {
 		own, below := buildNodes(&hs[i], recs[hs[i].ID], chals[hs[i].ID])
@@ -308,11 +312,11 @@ func parent(name string) string {
 	return "."
 }
 
-// loadZones reads every domain. A zone whose key did not change keeps its
-// signer, and with it the signatures already made.
-// loadZones reads the zone set: a zone already in prev keeps its table of
-// names, a new one gets an empty table (sizes: its expected names, by
-// domain id), which adopt fills when it is made below another zone.
+// loadZones reads every domain into a zone set. A zone already in prev
+// keeps its table of names, and, when its key did not change, its signer
+// with the signatures already made; a new one gets an empty table (sizes:
+// its expected names, by domain id), which adopt fills when it is made
+// below another zone.
 func (ix *Index) loadZones(ctx context.Context, q storage.Queries, prev zoneSet, sizes map[string]int) (zoneSet, error) {
 	ds, err := q.Domains(ctx)
 	if err != nil {
@@ -322,7 +326,7 @@ func (ix *Index) loadZones(ctx context.Context, q storage.Queries, prev zoneSet,
 	for i := range ds {
 		d := &ds[i]
 		name := dns.Fqdn(d.Name)
-		z := &zone{name: name, id: d.ID, dnskey: d.DNSKEY, kind: kindPool}
+		z := &zone{name: name, id: d.ID, dnskey: d.DNSKEY, kind: kindPool, catalogVersion: d.CatalogVersion}
 		if old := prev[name]; old != nil {
 			z.names = old.names
 		} else {

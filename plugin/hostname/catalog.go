@@ -18,14 +18,14 @@ import (
 //
 // Everything in it is read from the zone set, so every node sharing a
 // store serves the same catalog: a member's id is a hash of its domain's
-// id (stable across transfers, restarts and nodes), and the serial counts
-// the domains and the signed ones. Domains are never deleted and never
-// unsigned, so each change of membership (a domain added, a domain
-// signed) moves it by one, and nothing else does.
+// id (stable across transfers, restarts and nodes), and the serial is one
+// more than the sum of the domains' catalog versions, each of which moves
+// by one whenever its domain enters or leaves the catalog (created,
+// signed, unsigned; domains are never deleted). So the serial only grows,
+// it moves with every change of membership, and with nothing else.
 
-// catalogData is the catalog as one zone set makes it.
+// catalogData is the catalog at one serial.
 type catalogData struct {
-	zones  *zoneSet
 	serial uint32
 	rrs    []dns.RR            // NS, version TXT, members: the zone without its SOA
 	names  map[string][]dns.RR // by lowercase owner
@@ -42,7 +42,7 @@ func memberID(id string) string {
 
 // catalogOf builds the catalog named name from zs.
 func catalogOf(name string, zs *zoneSet) *catalogData {
-	c := &catalogData{zones: zs, serial: 1, names: map[string][]dns.RR{}}
+	c := &catalogData{serial: catalogSerial(zs), names: map[string][]dns.RR{}}
 	hdr := func(owner string, t uint16) dns.RR_Header {
 		return dns.RR_Header{Name: owner, Rrtype: t, Class: dns.ClassINET, Ttl: 0}
 	}
@@ -50,12 +50,9 @@ func catalogOf(name string, zs *zoneSet) *catalogData {
 	c.add(&dns.TXT{Hdr: hdr("version."+name, dns.TypeTXT), Txt: []string{catalogVersion}})
 	members := make([]*zone, 0, len(*zs))
 	for _, z := range *zs {
-		c.serial++
-		if z.signed {
-			c.serial++
-			continue
+		if !z.signed {
+			members = append(members, z)
 		}
-		members = append(members, z)
 	}
 	slices.SortFunc(members, func(a, b *zone) int { return strings.Compare(a.name, b.name) })
 	for _, z := range members {
@@ -69,10 +66,21 @@ func (c *catalogData) add(rr dns.RR) {
 	c.names[rr.Header().Name] = append(c.names[rr.Header().Name], rr)
 }
 
-// catalog is the catalog of the index's zone set now.
+// catalogSerial is the serial of zs's catalog.
+func catalogSerial(zs *zoneSet) uint32 {
+	serial := int64(1)
+	for _, z := range *zs {
+		serial += z.catalogVersion
+	}
+	return uint32(serial)
+}
+
+// catalog is the catalog of the index's zone set now: made again only
+// when its serial moved (the same serial is the same members).
 func (h *Handler) catalog() *catalogData {
 	zs := h.index.zones.Load()
-	if c := h.catalogs.Load(); c != nil && c.zones == zs {
+	serial := catalogSerial(zs)
+	if c := h.catalogs.Load(); c != nil && c.serial == serial {
 		return c
 	}
 	c := catalogOf(h.cfg.catalog, zs)

@@ -2,6 +2,7 @@ package hostname
 
 import (
 	"context"
+	"maps"
 	"testing"
 
 	"github.com/coredns/coredns/plugin/pkg/dnstest"
@@ -17,7 +18,11 @@ func catalogFixture(t *testing.T) *Handler {
 	t.Helper()
 	h := newTestHandler(t, "nameserver ns1.example.org 192.0.2.53\ncatalog catalog.invalid\n",
 		"example.org.", "team.example.net.", "signed.example.net.")
-	(*h.index.zones.Load())["signed.example.net."].signed = true
+	zs := *h.index.zones.Load()
+	for _, z := range zs {
+		z.catalogVersion = 1 // created
+	}
+	zs["signed.example.net."].signed, zs["signed.example.net."].catalogVersion = true, 2 // and signed
 	return h
 }
 
@@ -83,13 +88,22 @@ func TestCatalogZone(t *testing.T) {
 	if h.catalog() != before {
 		t.Error("the catalog was made again for the same zone set")
 	}
-	more := zoneSet{"new.example.com.": &zone{name: "new.example.com.", id: "dom_new", names: newNameTable(0)}}
+	more := zoneSet{"new.example.com.": &zone{name: "new.example.com.", id: "dom_new", names: newNameTable(0), catalogVersion: 1}}
 	for k, v := range zs {
 		more[k] = v
 	}
 	h.index.zones.Store(&more)
 	if c := h.catalog(); c.serial != 6 || len(c.rrs) != 5 {
 		t.Errorf("after a domain was added: serial %d, %d records; want 6 and 5", c.serial, len(c.rrs))
+	}
+	// Unsigned again: back in the catalog, and the serial goes on up.
+	unsigned := maps.Clone(more)
+	z := *unsigned["signed.example.net."]
+	z.signed, z.catalogVersion = false, 3
+	unsigned["signed.example.net."] = &z
+	h.index.zones.Store(&unsigned)
+	if c := h.catalog(); c.serial != 7 || len(c.rrs) != 6 {
+		t.Errorf("after a domain was unsigned: serial %d, %d records; want 7 and 6", c.serial, len(c.rrs))
 	}
 }
 
@@ -98,4 +112,17 @@ func must(ch <-chan []dns.RR, err error) <-chan []dns.RR {
 		panic(err)
 	}
 	return ch
+}
+
+// A served domain at or below the catalog's name is answered as itself.
+func TestCatalogYieldsToDomains(t *testing.T) {
+	t.Parallel()
+	h := newTestHandler(t, "nameserver ns1.example.org 192.0.2.53\ncatalog example.net\n", "dyn.example.net.", "example.org.")
+	addHost(h, "a.dyn.example.net.", "192.0.2.7", 0)
+	if m := askCatalog(t, h, "a.dyn.example.net.", dns.TypeA); m.Rcode != dns.RcodeSuccess || len(m.Answer) != 1 {
+		t.Errorf("a name of a domain below the catalog: %v", m)
+	}
+	if m := askCatalog(t, h, "version.example.net.", dns.TypeTXT); len(m.Answer) != 1 {
+		t.Errorf("the catalog's own name: %v", m)
+	}
 }

@@ -62,10 +62,12 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	}
 	state := request.Request{W: w, Req: r}
 	qname := state.Name()
-	if h.cfg.catalog != "" && dns.IsSubDomain(h.cfg.catalog, qname) {
+	z := h.index.zoneOf(qname)
+	// The catalog's names are its own, unless a served domain is more
+	// specific (or the same name: a domain is never hidden by it).
+	if h.cfg.catalog != "" && dns.IsSubDomain(h.cfg.catalog, qname) && (z == nil || !dns.IsSubDomain(h.cfg.catalog, z.name)) {
 		return h.serveCatalog(w, r, state)
 	}
-	z := h.index.zoneOf(qname)
 	if z == nil && !h.index.Loaded() && h.configured(qname) {
 		// Ours, but the zone set is not loaded yet: a refusal would mark us lame.
 		countAnswer(dns.RcodeServerFailure, state.QType(), kindOutside)

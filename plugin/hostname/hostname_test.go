@@ -3,6 +3,7 @@ package hostname
 import (
 	"context"
 	"fmt"
+	"github.com/hostmint/hostmint/app"
 	"math/rand/v2"
 	"net/netip"
 	"testing"
@@ -484,6 +485,11 @@ func TestServeDNSNext(t *testing.T) {
 func TestServeDNSNotLoaded(t *testing.T) {
 	t.Parallel()
 	h := fixture(t)
+	if h.Ready() {
+		t.Error("Ready() = true before the node started")
+	}
+	var n Node = indexNode{h.index}
+	h.node.Store(&n)
 	h.index.loaded.Store(false)
 	if h.Ready() {
 		t.Error("Ready() = true before the index is loaded")
@@ -633,3 +639,11 @@ func BenchmarkServeDNS(b *testing.B) {
 		h.ServeDNS(ctx, w, qs[i%len(qs)])
 	}
 }
+
+// indexNode is a Node whose readiness is its index's, as a started node's
+// is before any lag.
+type indexNode struct{ ix *Index }
+
+func (n indexNode) Index() app.Index { return n.ix }
+func (n indexNode) Ready() bool      { return n.ix.Loaded() && len(n.ix.Unservable()) == 0 }
+func (n indexNode) Stop() error      { return nil }

@@ -69,9 +69,11 @@ type zone struct {
 	id     string
 	caa    []dns.RR // the domain's CAA policy, owner = name
 	signed bool     // the store says so: never answered or transferred unsigned
-	signer *signer  // nil when the domain is not signed, or its key cannot be opened
-	dnskey string   // the DNSKEY the signer was made from
-	kind   string   // kindPool or kindTeam, for metrics
+	// catalogVersion is the domain's (storage.Domain.CatalogVersion).
+	catalogVersion int64
+	signer         *signer // nil when the domain is not signed, or its key cannot be opened
+	dnskey         string  // the DNSKEY the signer was made from
+	kind           string  // kindPool or kindTeam, for metrics
 	// names are the zone's names below its apex (lowercase FQDN ->
 	// *node), those of a zone below it excepted.
 	names *nameTable
@@ -152,16 +154,12 @@ func (zs *zoneSet) adopt(prev zoneSet) []movedName {
 			continue
 		}
 		suffix := "." + name
-		for i := range parent.names.shards {
-			sh := &parent.names.shards[i]
-			sh.mu.RLock()
-			for n, nd := range sh.m {
-				if strings.HasSuffix(n, suffix) && zs.of(n) == z {
-					moved = append(moved, movedName{parent.names, n, nd})
-				}
+		parent.names.each(func(n string, nd *node) {
+			// The new zone's apex too: a hostname of that name is its.
+			if (n == name || strings.HasSuffix(n, suffix)) && zs.of(n) == z {
+				moved = append(moved, movedName{parent.names, n, nd})
 			}
-			sh.mu.RUnlock()
-		}
+		})
 	}
 	for _, m := range moved {
 		zs.put(m.name, m.n)

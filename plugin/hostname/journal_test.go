@@ -103,7 +103,7 @@ func TestZoneAdopt(t *testing.T) {
 	t.Parallel()
 	org := &zone{name: "example.org.", names: newNameTable(0)}
 	prev := zoneSet{org.name: org}
-	for _, name := range []string{"x.sub.example.org.", "a.b.sub.example.org.", "y.example.org.", "sub.example.org.x.example.org."} {
+	for _, name := range []string{"x.sub.example.org.", "a.b.sub.example.org.", "y.example.org.", "sub.example.org.x.example.org.", "sub.example.org."} {
 		org.names.put(name, &node{owner: holder(name), host: true})
 	}
 	sub := &zone{name: "sub.example.org.", names: newNameTable(0)}
@@ -114,6 +114,7 @@ func TestZoneAdopt(t *testing.T) {
 	}
 	for name, want := range map[string]*zone{
 		"x.sub.example.org.": sub, "a.b.sub.example.org.": sub, "y.example.org.": org, "sub.example.org.x.example.org.": org,
+		"sub.example.org.": sub, // a hostname at the new zone's apex
 	} {
 		if (&zs).of(name) != want || want.names.get(name) == nil {
 			t.Errorf("%s: not in %s's table", name, want.name)
@@ -126,7 +127,7 @@ func TestZoneAdopt(t *testing.T) {
 			t.Errorf("%s: still in %s's table too", name, other.name)
 		}
 	}
-	if len(moved) != 2 {
-		t.Errorf("moved %d names, want 2", len(moved))
+	if len(moved) != 3 {
+		t.Errorf("moved %d names, want 3", len(moved))
 	}
 }

@@ -65,3 +65,16 @@ func (t *nameTable) drop(name string, owner uint64) {
 	}
 	s.mu.Unlock()
 }
+
+// each calls f with every name and node of t, a shard at a time under its
+// read lock (f must not write to t).
+func (t *nameTable) each(f func(name string, n *node)) {
+	for i := range t.shards {
+		s := &t.shards[i]
+		s.mu.RLock()
+		for name, n := range s.m {
+			f(name, n)
+		}
+		s.mu.RUnlock()
+	}
+}

@@ -54,7 +54,7 @@ func (n *notifier) run(ctx context.Context) {
 		zones := n.pending
 		n.pending = map[string]bool{}
 		n.mu.Unlock()
-		n.round(zones)
+		n.round(ctx, zones)
 	}
 }
 
@@ -65,9 +65,10 @@ func (n *notifier) run(ctx context.Context) {
 const notifyParallel = 16
 
 // round sends one NOTIFY for each of zones, notifyParallel at a time, and
-// returns when all are answered or given up; changes meanwhile gather for
-// the next round (one NOTIFY per zone however many).
-func (n *notifier) round(zones map[string]bool) {
+// returns when all are answered or given up, or once ctx ends and those in
+// flight are; changes meanwhile gather for the next round (one NOTIFY per
+// zone however many).
+func (n *notifier) round(ctx context.Context, zones map[string]bool) {
 	work := make(chan string)
 	var wg sync.WaitGroup
 	for range min(notifyParallel, len(zones)) {
@@ -82,8 +83,13 @@ func (n *notifier) round(zones map[string]bool) {
 			}
 		})
 	}
+feed:
 	for z := range zones {
-		work <- z
+		select {
+		case work <- z:
+		case <-ctx.Done(): // a shutdown does not wait for the rest
+			break feed
+		}
 	}
 	close(work)
 	wg.Wait()

@@ -7,5 +7,5 @@ func (h *Handler) Ready() bool {
 	if n := h.node.Load(); n != nil {
 		return (*n).Ready()
 	}
-	return h.index.Loaded() && len(h.index.Unservable()) == 0
+	return false // not started
 }

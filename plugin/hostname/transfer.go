@@ -31,10 +31,10 @@ var errNotLoaded = errors.New("the index is not loaded yet")
 // the difference from the journal (RFC 1995, condensed to one) when it
 // reaches back that far, and else the whole zone (RFC 1995's fallback).
 func (h *Handler) Transfer(zone string, serial uint32) (<-chan []dns.RR, error) {
-	if h.cfg.catalog != "" && dns.CanonicalName(zone) == h.cfg.catalog {
+	z := (*h.index.zones.Load())[dns.CanonicalName(zone)]
+	if z == nil && h.cfg.catalog != "" && dns.CanonicalName(zone) == h.cfg.catalog {
 		return h.transferCatalog(serial)
 	}
-	z := (*h.index.zones.Load())[dns.CanonicalName(zone)]
 	if z == nil {
 		return nil, transfer.ErrNotAuthoritative
 	}
@@ -55,7 +55,7 @@ func (h *Handler) Transfer(zone string, serial uint32) (<-chan []dns.RR, error) 
 		return ch, nil
 	}
 	if serial != 0 {
-		if rrs, ok := h.ixfr(z, serial); ok {
+		if rrs, ok := h.ixfr(z.name, serial); ok {
 			go func() {
 				defer close(ch)
 				for len(rrs) > 0 {
@@ -68,9 +68,20 @@ func (h *Handler) Transfer(zone string, serial uint32) (<-chan []dns.RR, error) 
 			return ch, nil
 		}
 	}
+	// The zone as it stands with the names copied: a domain change since
+	// the look above (signed, its CAA) is what is sent, or refused.
+	chunks, at, z := h.index.zoneNames(z.name)
+	switch {
+	case z == nil:
+		return nil, transfer.ErrNotAuthoritative
+	case z.signed:
+		xfrRefused.WithLabelValues("signed").Inc()
+		log.Warningf("refused a transfer of %s: %v", z.name, errSigned)
+		return nil, errSigned
+	}
 	go func() {
 		defer close(ch)
-		h.axfr(z, ch)
+		h.axfr(z, chunks, at, ch)
 	}()
 	return ch, nil
 }
@@ -84,10 +95,12 @@ func (h *Handler) Transfer(zone string, serial uint32) (<-chan []dns.RR, error) 
 // secondary that lacks a record it is told to delete fails the IXFR and
 // asks for the whole zone, which is right but costly, while one told too
 // little would keep a stale address beside the new one.
-func (h *Handler) ixfr(z *zone, serial uint32) ([]dns.RR, bool) {
+func (h *Handler) ixfr(name string, serial uint32) ([]dns.RR, bool) {
 	ix := h.index
 	ix.jr.mu.Lock()
-	names, old, ok := ix.jr.since(z.name, serial)
+	z := (*ix.zones.Load())[name] // as it stands at the serial read with it
+	names, old, ok := ix.jr.since(name, serial)
+	ok = ok && z != nil && !z.signed // else the AXFR path answers, or refuses
 	cur := ix.serial.Load()
 	now := map[string]*node{}
 	if ok {
@@ -112,7 +125,7 @@ func (h *Handler) ixfr(z *zone, serial uint32) ([]dns.RR, bool) {
 	}
 	rrs = append(rrs, soaNow)
 	for _, n := range names {
-		if nd := now[n]; nd != nil && ix.zoneOf(n) == z {
+		if nd := now[n]; nd != nil {
 			rrs = append(rrs, h.nodeRRs(z, n, nd)...)
 		}
 	}
@@ -125,8 +138,7 @@ func (h *Handler) ixfr(z *zone, serial uint32) ([]dns.RR, bool) {
 // shard by shard while the feed went on could hold a name newer than the
 // serial, and the IXFR after it would then delete records the secondary
 // never had, and fail, and start another whole transfer.
-func (h *Handler) axfr(z *zone, ch chan<- []dns.RR) {
-	chunks, serial := h.index.zoneNames(z)
+func (h *Handler) axfr(z *zone, chunks [][]named, serial uint32, ch chan<- []dns.RR) {
 	soa := h.soa(z, ttlSOA)
 	soa.(*dns.SOA).Serial = serial
 	batch := []dns.RR{soa}
@@ -140,7 +152,7 @@ func (h *Handler) axfr(z *zone, ch chan<- []dns.RR) {
 	send(h.nsRRs(z.name)...)
 	send(rewrite(z.caa, z.name, records.TTL)...)
 	for n := range h.static {
-		if h.index.zoneOf(n) == z {
+		if zz := h.index.zoneOf(n); zz != nil && zz.name == z.name {
 			send(addrRRs(n, dns.TypeA, h.static[n], ttlNS)...)
 			send(addrRRs(n, dns.TypeAAAA, h.static[n], ttlNS)...)
 		}
@@ -203,8 +215,9 @@ type named struct {
 // and a large zone's copy grows without copying what it holds.
 const nameChunk = 1 << 14
 
-// zoneNames is every name of z (not of a zone below it) with its node as
-// they stood at one serial, in chunks, and that serial. The zone's names
+// zoneNames is every name of the zone called name (not of a zone below
+// it) with its node as they stood at one serial, in chunks, that serial,
+// and the zone as it stood then (nil when there is none). The zone's names
 // are copied shard by shard while the feed goes on; then the names the
 // journal says changed since the serial are put back as they were at it.
 // Nodes are never changed once in the index, so the copy is of pointers
@@ -212,54 +225,48 @@ const nameChunk = 1 << 14
 // the journal no longer reaches back that far (a domain or a snapshot
 // reset it meanwhile), the copy is made again under the journal's lock,
 // which holds the feed up while it runs.
-func (ix *Index) zoneNames(z *zone) ([][]named, uint32) {
+func (ix *Index) zoneNames(name string) ([][]named, uint32, *zone) {
 	ix.jr.mu.Lock()
-	t, serial := ix.tableOf(z), ix.serial.Load()
+	z, serial := (*ix.zones.Load())[name], ix.serial.Load()
 	ix.jr.mu.Unlock()
+	if z == nil {
+		return nil, 0, nil
+	}
 	if ix.copying != nil {
 		ix.copying()
 	}
-	chunks := copyNames(t)
+	chunks := copyNames(z.names)
 	ix.jr.mu.Lock()
-	changed, old, ok := ix.jr.since(z.name, serial)
-	if now := ix.tableOf(z); !ok || now != t {
-		t, serial = now, ix.serial.Load()
-		chunks, changed = copyNames(t), nil
+	changed, old, ok := ix.jr.since(name, serial)
+	if now := (*ix.zones.Load())[name]; !ok || now != z {
+		z, serial = now, ix.serial.Load()
+		chunks, changed = nil, nil
+		if z != nil {
+			chunks = copyNames(z.names)
+		}
 	}
 	ix.jr.mu.Unlock()
 	if len(changed) > 0 {
 		chunks = asAt(chunks, changed, old)
 	}
-	return chunks, serial
-}
-
-// tableOf is the names of the index's zone named as z now (a snapshot
-// load makes new tables); an empty table when the zone is gone.
-func (ix *Index) tableOf(z *zone) *nameTable {
-	if cur := (*ix.zones.Load())[z.name]; cur != nil {
-		return cur.names
-	}
-	return newNameTable(0)
+	return chunks, serial, z
 }
 
 // copyNames copies the names of t, one shard at a time.
 func copyNames(t *nameTable) [][]named {
 	var chunks [][]named
 	var c []named
-	for i := range t.shards {
-		s := &t.shards[i]
-		s.mu.RLock()
-		for name, n := range s.m {
-			if len(c) == cap(c) {
-				if c != nil {
-					chunks = append(chunks, c)
-				}
-				c = make([]named, 0, min(nameChunk, max(len(s.m), 64)))
+	size := 64 // a team zone's names take one small chunk, a large zone's grow to nameChunk
+	t.each(func(name string, n *node) {
+		if len(c) == cap(c) {
+			if c != nil {
+				chunks = append(chunks, c)
 			}
-			c = append(c, named{name, n})
+			c = make([]named, 0, size)
+			size = min(nameChunk, 4*size)
 		}
-		s.mu.RUnlock()
-	}
+		c = append(c, named{name, n})
+	})
 	if len(c) > 0 {
 		chunks = append(chunks, c)
 	}

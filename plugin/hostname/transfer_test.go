@@ -1,6 +1,7 @@
 package hostname
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -181,7 +182,7 @@ func TestAXFRCopyPutsBackChanges(t *testing.T) {
 		ix.serial.Store(testSerial + 1)
 		ix.jr.mu.Unlock()
 	}
-	chunks, serial := ix.zoneNames((*ix.zones.Load())["example.org."])
+	chunks, serial, _ := ix.zoneNames("example.org.")
 	got := map[string]string{}
 	for _, c := range chunks {
 		for _, e := range c {
@@ -203,7 +204,7 @@ func BenchmarkZoneSnapshot1M(b *testing.B) {
 	z := (*h.index.zones.Load())["example.org."]
 	b.ReportAllocs()
 	for b.Loop() {
-		chunks, _ := h.index.zoneNames(z)
+		chunks, _, _ := h.index.zoneNames(z.name)
 		n := 0
 		for _, c := range chunks {
 			n += len(c)
@@ -319,6 +320,29 @@ func BenchmarkNotifyRound(b *testing.B) {
 		zones[fmt.Sprintf("t%04d.example.net.", i)] = true
 	}
 	for b.Loop() {
-		n.round(zones)
+		n.round(context.Background(), zones)
+	}
+}
+
+// A domain signed while its AXFR copies the names is refused, not sent
+// unsigned: the transfer goes by the zone as it stands with the names.
+func TestAXFRSignedDuringCopy(t *testing.T) {
+	t.Parallel()
+	h := newTestHandler(t, "nameserver ns1.example.org 192.0.2.53:53\n", "example.org.")
+	ix := h.index
+	ix.jr.reset(testSerial)
+	addHost(h, "a.example.org.", "192.0.2.1", 0)
+	ix.copying = func() {
+		// As Apply does for a domain change, under the journal's lock.
+		ix.jr.mu.Lock()
+		signed := *(*ix.zones.Load())["example.org."]
+		signed.signed = true
+		ix.zones.Store(&zoneSet{"example.org.": &signed})
+		ix.serial.Store(testSerial + 1)
+		ix.jr.reset(testSerial + 1)
+		ix.jr.mu.Unlock()
+	}
+	if _, err := h.Transfer("example.org.", 0); !errors.Is(err, errSigned) {
+		t.Errorf("AXFR of a domain signed during the copy: %v, want errSigned", err)
 	}
 }
