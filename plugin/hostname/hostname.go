@@ -60,6 +60,18 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	if r.Opcode == dns.OpcodeUpdate {
 		return h.serveUpdate(ctx, w, r)
 	}
+	if extraOPTs(r) > 1 {
+		// RFC 6891 6.1.1: more than one OPT is a malformed request.
+		countAnswer(dns.RcodeFormatError, qtypeOf(r), kindOutside)
+		return dns.RcodeFormatError, nil
+	}
+	if r.Opcode == dns.OpcodeNotify {
+		// This server is the primary of its zones: a NOTIFY tells it
+		// nothing (RFC 1996 is for secondaries), and answering it like a
+		// query would hand its SOA to whoever sends one.
+		countAnswer(dns.RcodeNotImplemented, qtypeOf(r), kindOutside)
+		return dns.RcodeNotImplemented, nil
+	}
 	state := request.Request{W: w, Req: r}
 	qname := state.Name()
 	z := h.index.zoneOf(qname)
@@ -139,4 +151,23 @@ func (h *Handler) allowed(w dns.ResponseWriter, r *dns.Msg) bool {
 		return false
 	}
 	return true
+}
+
+// extraOPTs counts the OPT records of r's additional section.
+func extraOPTs(r *dns.Msg) int {
+	n := 0
+	for _, rr := range r.Extra {
+		if rr.Header().Rrtype == dns.TypeOPT {
+			n++
+		}
+	}
+	return n
+}
+
+// qtypeOf is r's question type, TypeNone when it has none.
+func qtypeOf(r *dns.Msg) uint16 {
+	if len(r.Question) == 0 {
+		return dns.TypeNone
+	}
+	return r.Question[0].Qtype
 }
