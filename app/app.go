@@ -151,7 +151,7 @@ func Start(cfg Config, newIndex NewIndex) (*App, error) {
 	dash := dashboard.New(dashboard.Config{Profile: prof, BaseURL: cfg.BaseURL, AdminToken: token,
 		Audit: audits, Address: srv.ClientAddr, TLS: srv.OverTLS, Guesses: n.guesses,
 		DNSAddr: cfg.updateAddr(), TSIGServed: tsigServed}, accts, rules, doms, logger)
-	if node.api, err = acquireListener(cfg.API, dashboard.Mount(srv, dash)); err != nil {
+	if node.api, err = acquireListener(cfg.API, dashboard.Mount(srv, dash), apiLimits(cfg.TrustedProxies)); err != nil {
 		n.release()
 		return nil, err
 	}

@@ -79,6 +79,8 @@ var (
 		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}}, []string{"route"})
 	authFailures = counterVec("api_auth_failures_total",
 		"Requests refused for missing or wrong credentials (401), by the credential the route takes: key, admin, acme-dns, basic.", "credential")
+	apiConnsRefused = counterVec("api_connections_refused_total",
+		"API connections closed at once, by the limit they were over: address (256 from one address) or total.", "reason")
 	rateLimited = counterVec("api_rate_limited_total", "Requests refused by a team's rate limit or cap (RATE_LIMITED), by route.", "route")
 
 	certsByStatus = promauto.NewGaugeVec(prometheus.GaugeOpts{Namespace: plugin.Namespace, Subsystem: "hostname",
@@ -141,4 +143,11 @@ func observeOrder(issued, renewal bool) {
 		kind = "renewal"
 	}
 	certOrders.WithLabelValues(result, kind).Inc()
+}
+
+func init() {
+	// Exported at 0 from the start: an alert on them needs the series.
+	for _, reason := range []string{"address", "total"} {
+		apiConnsRefused.WithLabelValues(reason)
+	}
 }

@@ -56,7 +56,7 @@ func StartReadOnly(cfg Config, newIndex NewIndex) (*Node, error) {
 	}
 	if cfg.API != "" {
 		srv := adminapi.ReadOnly(n.health, observeAPI, slog.Default().With("plugin", "hostname"))
-		if n.api, err = acquireListener(cfg.API, srv); err != nil {
+		if n.api, err = acquireListener(cfg.API, srv, apiLimits(nil)); err != nil {
 			n.node.release()
 			return nil, err
 		}

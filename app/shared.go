@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,6 +32,15 @@ var (
 	listeners = map[string]*listener{}
 )
 
+// apiLimits are the API listener's connection limits; exempt are the
+// trusted proxies (counted in the total only).
+func apiLimits(exempt []netip.Prefix) adminapi.ConnLimits {
+	l := adminapi.DefaultConnLimits()
+	l.Exempt = exempt
+	l.Refused = func(reason string) { apiConnsRefused.WithLabelValues(reason).Inc() }
+	return l
+}
+
 // listener is one HTTP listener; the newest instance's handler serves it.
 type listener struct {
 	addr    string
@@ -44,7 +54,7 @@ func (a *listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	(*a.handler.Load()).ServeHTTP(w, r)
 }
 
-func acquireListener(addr string, h http.Handler) (*listener, error) {
+func acquireListener(addr string, h http.Handler, limits adminapi.ConnLimits) (*listener, error) {
 	sharedMu.Lock()
 	defer sharedMu.Unlock()
 	if a, ok := listeners[addr]; ok {
@@ -63,14 +73,14 @@ func acquireListener(addr string, h http.Handler) (*listener, error) {
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       10 * time.Second,
 		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		IdleTimeout:       adminapi.IdleTimeout,
 		MaxHeaderBytes:    adminapi.MaxHeaderBytes,
 	}
 	go func() {
 		defer close(a.done)
 		// adminapi.Listener: what net/http refuses itself is answered in
 		// the API's {error, code} shape too.
-		if err := a.srv.Serve(adminapi.Listener(ln)); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := a.srv.Serve(adminapi.Listener(adminapi.LimitConns(ln, limits))); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			slog.Error("hostname: api server stopped", "addr", addr, "err", err)
 		}
 	}()
