@@ -29,7 +29,8 @@ type platformDNS struct {
 	answers map[string][]string // FQDN, lowercase -> addresses
 	failing map[string]bool
 	hanging map[string]bool
-	queries map[string]int // A and AAAA questions seen per name
+	slowed  map[string]time.Duration // answered this late
+	queries map[string]int           // A and AAAA questions seen per name
 }
 
 func newPlatformDNS(t *testing.T, ttl uint32) *platformDNS {
@@ -40,7 +41,8 @@ func newPlatformDNS(t *testing.T, ttl uint32) *platformDNS {
 	}
 	p := &platformDNS{
 		addr: pc.LocalAddr().String(), ttl: ttl,
-		answers: map[string][]string{}, failing: map[string]bool{}, hanging: map[string]bool{}, queries: map[string]int{},
+		answers: map[string][]string{}, failing: map[string]bool{}, hanging: map[string]bool{}, slowed: map[string]time.Duration{},
+		queries: map[string]int{},
 	}
 	started := make(chan struct{})
 	p.srv = &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(p.serve), NotifyStartedFunc: func() { close(started) }}
@@ -86,6 +88,13 @@ func (p *platformDNS) hang(name string) {
 	p.hanging[strings.ToLower(dns.Fqdn(name))] = true
 }
 
+// slow makes name's answers come d late, as a slow upstream's.
+func (p *platformDNS) slow(name string, d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.slowed[strings.ToLower(dns.Fqdn(name))] = d
+}
+
 // asked is how many A and AAAA questions name has had.
 func (p *platformDNS) asked(name string) int {
 	p.mu.Lock()
@@ -106,11 +115,12 @@ func (p *platformDNS) serve(w dns.ResponseWriter, req *dns.Msg) {
 	name := strings.ToLower(q.Name)
 	p.mu.Lock()
 	addrs, known := p.answers[name]
-	failing, hanging, ttl := p.failing[name], p.hanging[name], p.ttl
+	failing, hanging, ttl, late := p.failing[name], p.hanging[name], p.ttl, p.slowed[name]
 	if q.Qtype == dns.TypeA || q.Qtype == dns.TypeAAAA {
 		p.queries[name]++
 	}
 	p.mu.Unlock()
+	time.Sleep(late)
 	switch {
 	case hanging:
 		return

@@ -263,3 +263,33 @@ func TestClosedTeamAcrossNodes(t *testing.T) {
 		return b.do("GET", "/api/v1/hostnames", key, nil).status == 403
 	}, "a key cached on node B still works after its team was suspended on node A")
 }
+
+// Suspension is checked inside the write: a repoint that waits on a slow
+// target while its team is suspended is refused, not written, and a closed
+// team's targets are no longer followed.
+func TestSuspendedDuringSlowTarget(t *testing.T) {
+	t.Parallel()
+	p := newPlatformDNS(t, 1)
+	p.set("app.platform.test", "198.41.0.50")
+	s := start(t, options{profile: 2, extra: []string{"resolver " + p.addr}})
+	team, key := s.team(t, "slow.example.net")
+	id, host := s.recHost(t, key, "web", "198.41.0.4")
+	follower, followerHost := s.recHost(t, key, "app", "198.41.0.5")
+	s.must(200, "PUT", "/api/v1/hostnames/"+follower, key, map[string]any{"target": "app.platform.test"})
+	s.resolves(followerHost, dns.TypeA, "198.41.0.50")
+
+	p.set("new.platform.test", "198.41.0.51")
+	p.slow("new.platform.test", time.Second)
+	done := make(chan response, 1)
+	go func() { done <- s.do("PUT", "/api/v1/hostnames/"+id, key, map[string]any{"target": "new.platform.test"}) }()
+	time.Sleep(300 * time.Millisecond) // the PUT waits on the target
+	s.must(200, "PATCH", "/api/admin/accounts/"+team, s.admin, map[string]any{"status": "suspended"})
+	if r := <-done; r.status != 403 || r.str("code") != "FORBIDDEN" {
+		t.Errorf("a repoint that waited on its target while the team was suspended: %d %s, want 403", r.status, r.raw)
+	}
+	s.resolves(host, dns.TypeA, "198.41.0.4")
+
+	p.set("app.platform.test", "198.41.0.60") // the target moves; the closed team's name does not follow
+	holdsFor(t, 7*time.Second, func() bool { return s.answersNow(followerHost, []string{"198.41.0.50"}, nil) },
+		"a suspended team's target is still followed")
+}

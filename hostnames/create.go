@@ -3,6 +3,7 @@ package hostnames
 import (
 	"context"
 	"errors"
+	"github.com/hostmint/hostmint/accounts"
 	"strings"
 	"time"
 
@@ -123,6 +124,9 @@ func (s *Service) Create(ctx context.Context, p *access.Principal, in CreateInpu
 			return err
 		}
 		now := s.now()
+		if err := accounts.CheckOpen(acct, now); err != nil {
+			return err // suspended since its key was checked
+		}
 		var (
 			dom   *storage.Domain
 			label = c.label

@@ -3,6 +3,7 @@ package hostnames
 import (
 	"context"
 	"errors"
+	"github.com/hostmint/hostmint/accounts"
 	"time"
 
 	"github.com/hostmint/hostmint/access"
@@ -135,6 +136,12 @@ func (s *Service) List(ctx context.Context, p *access.Principal, limit, skip int
 func (s *core) changeable(ctx context.Context, tx *storage.Tx, p *access.Principal, id string) (*storage.Hostname, error) {
 	h, err := s.owned(ctx, tx, p, id, access.HostnamesWrite)
 	if err != nil {
+		return nil, err
+	}
+	// The team's access as it stands in this transaction, read with the
+	// row: a team suspended while the request waited (a slow target) is
+	// refused here, not only when its key was checked.
+	if err := accounts.CheckOpen(&storage.Account{ID: h.AccountID, SuspendedAt: h.AccountSuspendedAt, PlanEndsAt: h.AccountPlanEndsAt}, s.now()); err != nil {
 		return nil, err
 	}
 	if err := refuseState(h); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/hostmint/hostmint/accounts"
 	"strings"
 	"time"
 
@@ -198,8 +199,12 @@ func (s *Records) recordHost(ctx context.Context, tx *storage.Tx, p *access.Prin
 	default:
 		return nil, apierror.Conflict("hostname %s is %s; its records are frozen", h.Name, h.Status)
 	}
-	if _, err := tx.LockAccount(ctx, p.AccountID); err != nil {
+	acct, err := tx.LockAccount(ctx, p.AccountID)
+	if err != nil {
 		return nil, err
+	}
+	if err := accounts.CheckOpen(acct, s.now()); err != nil {
+		return nil, err // suspended since its key was checked
 	}
 	limit := ratelimit.Limit{Kind: "record", Max: s.recordWrites(), Window: time.Minute, What: "record writes"}
 	if err := ratelimit.Take(ctx, tx, p.AccountID, limit, time.Now()); err != nil {

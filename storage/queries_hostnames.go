@@ -23,8 +23,9 @@ func (q Queries) Hostname(ctx context.Context, id string) (*Hostname, error) {
 	return h, mapErr(err)
 }
 
-// LockHostname reads one hostname and, on PostgreSQL, locks its row until
-// the transaction ends: every write reads and rewrites the whole row, and a
+// LockHostname reads one hostname, with its account's suspension and plan
+// end (Hostname.AccountSuspendedAt, AccountPlanEndsAt), and, on PostgreSQL, locks its row until the
+// transaction ends: every write reads and rewrites the whole row, and a
 // concurrent one must not bring back what another just changed (a released
 // name served again). SQLite transactions are already exclusive.
 func (q Queries) LockHostname(ctx context.Context, id string) (*Hostname, error) {
@@ -32,11 +33,19 @@ func (q Queries) LockHostname(ctx context.Context, id string) (*Hostname, error)
 	if q.dialect == Postgres {
 		return h, mapErr(q.execute(lockHostname, id).Scan(ctx, h))
 	}
-	return h, mapErr(q.db.NewSelect().Model(h).Where("id = ?", id).Scan(ctx))
+	return h, mapErr(withAccountAccess(q.db.NewSelect().Model(h)).Where("hostname.id = ?", id).Scan(ctx))
+}
+
+// withAccountAccess adds the account's access columns to a select of a
+// hostname (Hostname.AccountSuspendedAt, AccountPlanEndsAt).
+func withAccountAccess(sel *bun.SelectQuery) *bun.SelectQuery {
+	return sel.ColumnExpr("hostname.*").
+		ColumnExpr("a.suspended_at AS account_suspended_at, a.plan_ends_at AS account_plan_ends_at").
+		Join("JOIN accounts AS a ON a.id = hostname.account_id")
 }
 
 var lockHostname = newPGStatement("lock_hostname", func(db *bun.DB) string {
-	return db.NewSelect().Model((*Hostname)(nil)).Where("id = $1").For("UPDATE").String()
+	return withAccountAccess(db.NewSelect().Model((*Hostname)(nil))).Where("hostname.id = $1").For("UPDATE OF hostname").String()
 })
 
 // LockHostnameByLabel is HostnameByLabel, the row locked until the

@@ -10,12 +10,15 @@ import (
 // whose refresh time has come, taking accounts in turn: every account's
 // longest-due target first, then every account's second, and so on. One
 // account with many due targets thus never fills the list and holds back
-// another's refresh.
+// another's refresh. A closed team's targets (suspended, or its plan ended) are
+// left out: it steers nothing more.
 func (q Queries) TargetsDueFair(ctx context.Context, now int64, limit int) ([]Hostname, error) {
 	due := q.db.NewSelect().TableExpr("hostnames").
 		Column("id").
 		ColumnExpr("ROW_NUMBER() OVER (PARTITION BY account_id ORDER BY refresh_at, id) AS turn").
-		Where("target <> '' AND refresh_at <= ? AND status IN (?)", now, bun.In([]string{StatusPending, StatusLive}))
+		Where("target <> '' AND refresh_at <= ? AND status IN (?)", now, bun.In([]string{StatusPending, StatusLive})).
+		// A closed team (suspended, or its plan ended) steers nothing more.
+		Where("account_id IN (SELECT id FROM accounts WHERE suspended_at = 0 AND (plan_ends_at = 0 OR plan_ends_at > ?))", now)
 	hs := []Hostname{}
 	err := q.db.NewSelect().Model(&hs).
 		Join("JOIN (?) AS due ON due.id = hostname.id", due).

@@ -49,5 +49,18 @@ func TestTargetsDueFair(t *testing.T) {
 				t.Errorf("TargetsDueFair(limit %d) = %v, %v; want %v", tc.limit, got, err, tc.want)
 			}
 		}
+		// A closed team's targets are not refreshed: suspended, or its plan ended.
+		for _, close := range []string{"UPDATE accounts SET suspended_at = 5 WHERE id = ?", "UPDATE accounts SET plan_ends_at = 999 WHERE id = ?"} {
+			if err := s.Exec(t.Context(), close, other); err != nil {
+				t.Fatal(err)
+			}
+			hs, err := s.Reader().TargetsDueFair(t.Context(), now, 100)
+			for _, h := range hs {
+				if h.AccountID == other {
+					t.Errorf("after %q: %s of the closed team is due, %v", close, h.ID, err)
+				}
+			}
+			s.Exec(t.Context(), "UPDATE accounts SET suspended_at = 0, plan_ends_at = 0 WHERE id = ?", other)
+		}
 	})
 }
