@@ -281,7 +281,9 @@ func TestSuspendedDuringSlowTarget(t *testing.T) {
 	p.set("new.platform.test", "198.41.0.51")
 	p.slow("new.platform.test", time.Second)
 	done := make(chan response, 1)
-	go func() { done <- s.do("PUT", "/api/v1/hostnames/"+id, key, map[string]any{"target": "new.platform.test"}) }()
+	go func() {
+		done <- s.do("PUT", "/api/v1/hostnames/"+id, key, map[string]any{"target": "new.platform.test"})
+	}()
 	time.Sleep(300 * time.Millisecond) // the PUT waits on the target
 	s.must(200, "PATCH", "/api/admin/accounts/"+team, s.admin, map[string]any{"status": "suspended"})
 	if r := <-done; r.status != 403 || r.str("code") != "FORBIDDEN" {
