@@ -15,11 +15,33 @@ import (
 
 const (
 	sessionCookie = "hostmint_session"
-	// signinCookie carries the sign-in forms' CSRF token before there is a
-	// session (double submit): a page elsewhere cannot sign a browser in to
-	// a session of the attacker's choosing.
+	// signinCookie carries a nonce before there is a session; the sign-in
+	// forms' CSRF token is its MAC under a server key (signinMAC), so a
+	// page elsewhere that tosses a cookie of its own choosing into the
+	// browser cannot make a token that goes with it.
 	signinCookie = "hostmint_signin"
 )
+
+// cookie is how r's browser keeps the cookie named base: over TLS with
+// the __Host- prefix (only a secure answer from this very host can set
+// it, with Path=/ and no Domain, so a page on a sibling domain cannot
+// toss one in), and otherwise under the dashboard's path.
+func (h *Handler) cookie(r *http.Request, base string) (name, path string) {
+	if h.secureFor(r) {
+		return "__Host-" + base, "/"
+	}
+	return base, Prefix
+}
+
+// readCookie is the value of r's cookie named base, as cookie names it.
+func (h *Handler) readCookie(r *http.Request, base string) (string, bool) {
+	name, _ := h.cookie(r, base)
+	c, err := r.Cookie(name)
+	if err != nil {
+		return "", false
+	}
+	return c.Value, true
+}
 
 // visit is one request of a signed-in browser.
 type visit struct {
@@ -43,16 +65,16 @@ func sameToken(a, b string) bool {
 
 // current is the request's session, if its cookie names a live one.
 func (h *Handler) current(r *http.Request) (*accounts.Session, string, error) {
-	c, err := r.Cookie(sessionCookie)
-	if err != nil {
+	secret, ok := h.readCookie(r, sessionCookie)
+	if !ok {
 		return nil, "", accounts.ErrNoSession
 	}
-	sess, err := h.accounts.Session(r.Context(), c.Value)
+	sess, err := h.accounts.Session(r.Context(), secret)
 	if err == nil && sess.Operator() && !h.granted(sess) {
 		// Started with an admin token that has since been replaced.
 		return nil, "", accounts.ErrNoSession
 	}
-	return sess, c.Value, err
+	return sess, secret, err
 }
 
 // who may use a page.
@@ -107,13 +129,14 @@ func (h *Handler) session(want role, page func(http.ResponseWriter, *http.Reques
 // A session the browser held before (the operator opening a member's link)
 // is ended rather than left to expire unseen.
 func (h *Handler) startSession(w http.ResponseWriter, r *http.Request, secret string, sess *accounts.Session) {
-	if old, err := r.Cookie(sessionCookie); err == nil && old.Value != "" {
-		if err := h.accounts.EndSession(r.Context(), old.Value); err != nil {
+	if old, ok := h.readCookie(r, sessionCookie); ok && old != "" {
+		if err := h.accounts.EndSession(r.Context(), old); err != nil {
 			h.log.Warn("dashboard: ending the session replaced by a new sign-in", "err", err)
 		}
 	}
+	name, path := h.cookie(r, sessionCookie)
 	http.SetCookie(w, &http.Cookie{
-		Name: sessionCookie, Value: secret, Path: Prefix, Expires: sess.ExpiresAt,
+		Name: name, Value: secret, Path: path, Expires: sess.ExpiresAt,
 		MaxAge: int(time.Until(sess.ExpiresAt).Seconds()), HttpOnly: true, Secure: h.secureFor(r), SameSite: http.SameSiteStrictMode,
 	})
 	h.clearCookie(w, r, signinCookie)
@@ -130,27 +153,39 @@ func (h *Handler) secureFor(r *http.Request) bool {
 	return h.secure || h.cfg.TLS != nil && h.cfg.TLS(r)
 }
 
-func (h *Handler) clearCookie(w http.ResponseWriter, r *http.Request, name string) {
-	http.SetCookie(w, &http.Cookie{Name: name, Value: "", Path: Prefix, MaxAge: -1,
+func (h *Handler) clearCookie(w http.ResponseWriter, r *http.Request, base string) {
+	name, path := h.cookie(r, base)
+	http.SetCookie(w, &http.Cookie{Name: name, Value: "", Path: path, MaxAge: -1,
 		HttpOnly: true, Secure: h.secureFor(r), SameSite: http.SameSiteStrictMode})
 }
 
-// signinToken is the sign-in forms' CSRF token: the browser's signin
-// cookie, set now if it has none.
+// signinToken is the sign-in forms' CSRF token: the MAC of the browser's
+// signin nonce, which is set now if it has none.
 func (h *Handler) signinToken(w http.ResponseWriter, r *http.Request) string {
-	if c, err := r.Cookie(signinCookie); err == nil && len(c.Value) >= 32 {
-		return c.Value
+	if nonce, ok := h.readCookie(r, signinCookie); ok && len(nonce) >= 32 {
+		return h.signinMAC(nonce)
 	}
-	tok := apikey.Random(32)
-	http.SetCookie(w, &http.Cookie{Name: signinCookie, Value: tok, Path: Prefix, MaxAge: int(time.Hour.Seconds()),
+	nonce := apikey.Random(32)
+	name, path := h.cookie(r, signinCookie)
+	http.SetCookie(w, &http.Cookie{Name: name, Value: nonce, Path: path, MaxAge: int(time.Hour.Seconds()),
 		HttpOnly: true, Secure: h.secureFor(r), SameSite: http.SameSiteStrictMode})
-	return tok
+	return h.signinMAC(nonce)
 }
 
-// signinForgery reports whether a sign-in post lacks its CSRF token.
-func signinForgery(r *http.Request) bool {
-	c, err := r.Cookie(signinCookie)
-	return err != nil || !sameToken(r.PostFormValue("csrf"), c.Value)
+// signinMAC is the sign-in token of nonce under a key derived from the
+// admin token, which every node shares and no page elsewhere knows.
+func (h *Handler) signinMAC(nonce string) string {
+	key := sha256.Sum256([]byte("hostmint dashboard sign-in\x00" + h.cfg.AdminToken))
+	m := hmac.New(sha256.New, key[:])
+	m.Write([]byte(nonce))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// signinForgery reports whether a sign-in post lacks the token of its
+// browser's nonce.
+func (h *Handler) signinForgery(r *http.Request) bool {
+	nonce, ok := h.readCookie(r, signinCookie)
+	return !ok || len(nonce) < 32 || !sameToken(r.PostFormValue("csrf"), h.signinMAC(nonce))
 }
 
 // granted reports whether an operator session was started with this

@@ -24,7 +24,7 @@ func (h *Handler) signinPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) operatorSignin(w http.ResponseWriter, r *http.Request) {
-	if signinForgery(r) {
+	if h.signinForgery(r) {
 		h.status(w, http.StatusForbidden, "Sign-in form expired",
 			"The sign-in form was not sent with its security token (cookies may be off). Reload the page and try again.")
 		return
@@ -80,7 +80,7 @@ func (h *Handler) linkPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) redeemLink(w http.ResponseWriter, r *http.Request) {
-	if signinForgery(r) {
+	if h.signinForgery(r) {
 		h.status(w, http.StatusForbidden, "Sign-in form expired",
 			"The sign-in form was not sent with its security token (cookies may be off). Open the link again.")
 		return

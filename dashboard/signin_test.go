@@ -1,6 +1,7 @@
 package dashboard_test
 
 import (
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -59,6 +60,15 @@ func TestSigninForgery(t *testing.T) {
 	if p := b.post("/dashboard/signin", url.Values{"csrf": {"forged"}, "token": {adminToken}}); p.status != http.StatusForbidden {
 		t.Fatalf("wrong csrf: %d", p.status)
 	}
+	// Cookie tossing: a page on a sibling domain sets the signin cookie to
+	// a value of its choosing and posts the same value as the token.
+	tossed := strings.Repeat("x", 40)
+	u, _ := url.Parse(s.url + "/dashboard/")
+	tosser := s.browser()
+	tosser.client.Jar.SetCookies(u, []*http.Cookie{{Name: "hostmint_signin", Value: tossed, Path: "/dashboard/"}})
+	if p := tosser.post("/dashboard/signin", url.Values{"csrf": {tossed}, "token": {adminToken}}); p.status != http.StatusForbidden {
+		t.Fatalf("a tossed cookie with its own value as the token: %d", p.status)
+	}
 	team := s.team("Acme", "acme.example.net")
 	token := s.link(team)
 	if p := s.browser().post("/dashboard/signin/link", url.Values{"token": {token}}); p.status != http.StatusForbidden {
@@ -89,13 +99,23 @@ func TestSessionCookie(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
+		// Over TLS the cookies are __Host- ones, which only this host can set.
+		name, path := "hostmint_signin", "/dashboard/"
+		if tc.secure {
+			name, path = "__Host-hostmint_signin", "/"
+		}
 		pre := resp.Cookies()
-		if len(pre) != 1 || pre[0].Name != "hostmint_signin" || !pre[0].HttpOnly || pre[0].Secure != tc.secure {
+		if len(pre) != 1 || pre[0].Name != name || pre[0].Path != path || !pre[0].HttpOnly || pre[0].Secure != tc.secure {
 			t.Fatalf("%s: sign-in cookie %v", tc.base, resp.Header["Set-Cookie"])
 		}
+		tok := page{status: resp.StatusCode, body: string(body)}.csrf(t)
+		if tok == pre[0].Value {
+			t.Errorf("%s: the form token is the cookie itself (a tossed cookie would come with its token)", tc.base)
+		}
 		req, _ := http.NewRequest("POST", s.url+"/dashboard/signin",
-			strings.NewReader(url.Values{"csrf": {pre[0].Value}, "token": {adminToken}}.Encode()))
+			strings.NewReader(url.Values{"csrf": {tok}, "token": {adminToken}}.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		if tc.proto != "" {
 			req.Header.Set("X-Forwarded-Proto", tc.proto)
@@ -108,14 +128,14 @@ func TestSessionCookie(t *testing.T) {
 		resp.Body.Close()
 		var sess *http.Cookie
 		for _, ck := range resp.Cookies() {
-			if ck.Name == "hostmint_session" {
+			if ck.Name == strings.Replace(name, "signin", "session", 1) {
 				sess = ck
 			}
 		}
 		if resp.StatusCode != http.StatusSeeOther || sess == nil {
 			t.Fatalf("%s: sign-in answered %d with %v", tc.base, resp.StatusCode, resp.Header["Set-Cookie"])
 		}
-		if !sess.HttpOnly || sess.SameSite != http.SameSiteStrictMode || sess.Secure != tc.secure || sess.Path != "/dashboard/" {
+		if !sess.HttpOnly || sess.SameSite != http.SameSiteStrictMode || sess.Secure != tc.secure || sess.Path != path {
 			t.Errorf("%s: session cookie %q", tc.base, resp.Header["Set-Cookie"])
 		}
 		if d := time.Until(sess.Expires); d < 11*time.Hour || d > 13*time.Hour || sess.MaxAge < 11*3600 {
