@@ -34,13 +34,32 @@ type signer struct {
 	// Bounded (random eviction), so that queries for endless random names
 	// cannot grow it without limit.
 	cache *cache.Cache[*dns.RRSIG] // hash of the RRset -> signature
+	// denials keeps the signatures of the NSECs that deny a name exists
+	// apart: queries for endless random names (each its own NSEC, each a
+	// signature) churn this cache only, never the one the zone's real
+	// RRsets are answered from.
+	denials *cache.Cache[*dns.RRSIG]
 }
 
-// sigCacheSize is how many signatures a zone keeps.
-const sigCacheSize = 250_000
+// sigCacheSize is how many signatures of existing RRsets a zone keeps, and
+// denialCacheSize how many of its denials.
+const (
+	sigCacheSize    = 250_000
+	denialCacheSize = 50_000
+)
 
 func newSigner(zone string, dnskey *dns.DNSKEY, key crypto.Signer) *signer {
-	return &signer{zone: zone, dnskey: dnskey, key: key, tag: dnskey.KeyTag(), cache: cache.New[*dns.RRSIG](sigCacheSize)}
+	return &signer{zone: zone, dnskey: dnskey, key: key, tag: dnskey.KeyTag(),
+		cache: cache.New[*dns.RRSIG](sigCacheSize), denials: cache.New[*dns.RRSIG](denialCacheSize)}
+}
+
+// cacheOf is the cache rrs's signature goes to: a name's denial (an NSEC
+// that lists nothing but itself and its RRSIG) to denials.
+func (s *signer) cacheOf(rrs []dns.RR) *cache.Cache[*dns.RRSIG] {
+	if n, ok := rrs[0].(*dns.NSEC); ok && len(rrs) == 1 && len(n.TypeBitMap) == 2 {
+		return s.denials
+	}
+	return s.cache
 }
 
 // sign returns the RRSIG over rrs (one RRset), owner and TTL as served.
@@ -51,7 +70,8 @@ func (s *signer) sign(rrs []dns.RR, fullTTL uint32, now time.Time) *dns.RRSIG {
 	hdr := rrs[0].Header()
 	owner := strings.ToLower(hdr.Name)
 	key := rrsetKey(owner, hdr.Rrtype, rrs)
-	if sig, ok := s.cache.Get(key); ok && time.Unix(int64(sig.Expiration), 0).Sub(now) > sigRefresh {
+	c := s.cacheOf(rrs)
+	if sig, ok := c.Get(key); ok && time.Unix(int64(sig.Expiration), 0).Sub(now) > sigRefresh {
 		return served(sig, hdr)
 	}
 	canon := make([]dns.RR, len(rrs))
@@ -74,7 +94,7 @@ func (s *signer) sign(rrs []dns.RR, fullTTL uint32, now time.Time) *dns.RRSIG {
 		return nil
 	}
 	signaturesTotal.Inc()
-	s.cache.Add(key, sig)
+	c.Add(key, sig)
 	return served(sig, hdr)
 }
 
