@@ -123,7 +123,7 @@ func (h *Handler) serveCatalog(w dns.ResponseWriter, r *dns.Msg, state request.R
 	if len(m.Answer) == 0 {
 		m.Ns = []dns.RR{h.catalogSOA(c)}
 	}
-	return h.write(w, r, state, m, kindCatalog)
+	return h.write(w, r, state, m, kindCatalog, h.cfg.catalog)
 }
 
 // nonTerminal reports whether name has no records but names below it do.

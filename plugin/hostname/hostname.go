@@ -89,6 +89,11 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 		if h.Next != nil {
 			return plugin.NextOrFailure(h.Name(), h.Next, ctx, w, r)
 		}
+		if h.rrl != nil { // refusals are limited too: written here, through the limiter
+			m := new(dns.Msg)
+			m.SetRcode(r, dns.RcodeRefused)
+			return h.write(w, r, state, m, kindOutside, "")
+		}
 		countAnswer(dns.RcodeRefused, state.QType(), kindOutside)
 		return dns.RcodeRefused, nil
 	}
@@ -101,12 +106,12 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	m.SetReply(r)
 	m.Authoritative = true
 	h.answer(m, z, state)
-	return h.write(w, r, state, m, z.kind)
+	return h.write(w, r, state, m, z.kind, z.name)
 }
 
-// write sends m, the answer to r: sized for the client, rate limited,
-// counted, and signed when r was.
-func (h *Handler) write(w dns.ResponseWriter, r *dns.Msg, state request.Request, m *dns.Msg, kind string) (int, error) {
+// write sends m, the answer to r from zone: sized for the client, rate
+// limited, counted, and signed when r was.
+func (h *Handler) write(w dns.ResponseWriter, r *dns.Msg, state request.Request, m *dns.Msg, kind, zone string) (int, error) {
 	state.SizeAndDo(m)
 	size := state.Size()
 	if state.Proto() == "udp" {
@@ -119,7 +124,7 @@ func (h *Handler) write(w dns.ResponseWriter, r *dns.Msg, state request.Request,
 			m.Truncate(size)
 		}
 	}
-	if h.rrl != nil && !h.allowed(w, r) {
+	if h.rrl != nil && !h.allowed(w, r, m, state, zone) {
 		return dns.RcodeSuccess, nil
 	}
 	// Counted before it is sent: a client that has its answer finds it
@@ -131,14 +136,22 @@ func (h *Handler) write(w dns.ResponseWriter, r *dns.Msg, state request.Request,
 	return dns.RcodeSuccess, nil
 }
 
-// allowed applies response_rate_limit to an answer over UDP: false when
-// it is not to be sent (dropped, or sent truncated and empty instead).
-func (h *Handler) allowed(w dns.ResponseWriter, r *dns.Msg) bool {
+// allowed applies response_rate_limit to m, an answer over UDP from zone:
+// false when it is not to be sent (dropped, or sent truncated and empty
+// instead).
+func (h *Handler) allowed(w dns.ResponseWriter, r, m *dns.Msg, state request.Request, zone string) bool {
 	ua, ok := w.RemoteAddr().(*net.UDPAddr)
 	if !ok {
 		return true // TCP: the source is real
 	}
-	switch h.rrl.verdict(ua.AddrPort().Addr()) {
+	class, name, qtype := rrlError, "", uint16(0)
+	switch m.Rcode {
+	case dns.RcodeSuccess:
+		class, name, qtype = rrlAnswer, state.Name(), state.QType()
+	case dns.RcodeNameError:
+		class, name = rrlNXDomain, zone
+	}
+	switch h.rrl.verdict(ua.AddrPort().Addr(), class, name, qtype) {
 	case rrlDrop:
 		rrlResponses[rrlDrop].Inc()
 		return false

@@ -236,19 +236,36 @@ var options = []option{
 		}
 		return nil
 	}},
-	{"response_rate_limit", "RESPONSES_PER_SECOND [SLIP]", "answers a second over UDP per client network", 1, 2, func(cfg *config, a []string) error {
-		n, err := strconv.Atoi(a[0])
-		if err != nil || n < 1 {
-			return fmt.Errorf("%q is not a positive count of answers a second", a[0])
-		}
-		cfg.rrlRate, cfg.rrlSlip = n, 2
-		if len(a) == 2 {
-			if cfg.rrlSlip, err = strconv.Atoi(a[1]); err != nil || cfg.rrlSlip < 0 || cfg.rrlSlip > 10 {
-				return fmt.Errorf("slip %q is not 0 (drop all) to 10", a[1])
+	{"response_rate_limit", "RESPONSES_PER_SECOND [SLIP] [nxdomains COUNT] [errors COUNT]",
+		"responses a second over UDP per client network and response", 1, 6, func(cfg *config, a []string) error {
+			n, err := strconv.Atoi(a[0])
+			if err != nil || n < 1 {
+				return fmt.Errorf("%q is not a positive count of answers a second", a[0])
 			}
-		}
-		return nil
-	}},
+			cfg.rrlRate, cfg.rrlSlip = n, 2
+			rest := a[1:]
+			if len(rest)%2 == 1 {
+				if cfg.rrlSlip, err = strconv.Atoi(rest[0]); err != nil || cfg.rrlSlip < 0 || cfg.rrlSlip > 10 {
+					return fmt.Errorf("slip %q is not 0 (drop all) to 10", rest[0])
+				}
+				rest = rest[1:]
+			}
+			for ; len(rest) > 0; rest = rest[2:] {
+				var limit *int
+				switch rest[0] {
+				case "nxdomains":
+					limit = &cfg.rrlNXDomains
+				case "errors":
+					limit = &cfg.rrlErrors
+				default:
+					return fmt.Errorf("%q is not nxdomains or errors", rest[0])
+				}
+				if *limit, err = strconv.Atoi(rest[1]); err != nil || *limit < 1 {
+					return fmt.Errorf("%s %q is not a positive count a second", rest[0], rest[1])
+				}
+			}
+			return nil
+		}},
 	{"dynamic_update", "", "take DNS UPDATE (RFC 2136) signed with the store's TSIG keys", 0, 0, func(cfg *config, a []string) error {
 		cfg.app.DynamicUpdate = true
 		return nil

@@ -1,40 +1,63 @@
 package hostname
 
 import (
+	"cmp"
 	"hash/maphash"
 	"net/netip"
 	"sync"
 	"time"
 )
 
-// Response rate limiting (response_rate_limit): over UDP, where a source
-// address can be forged, a client network gets at most rate answers a
-// second from this server (a burst of as many). Past it, every slip-th
-// refused answer goes out truncated and empty, so that a real client asks
-// again over TCP, which cannot be forged; the rest are dropped. The
-// server then cannot be made to send a victim more than rate answers a
-// second, whatever the attacker sends it. TCP is never limited.
+// Response rate limiting (response_rate_limit), as BIND's and Knot's RRL
+// count: over UDP, where a source address can be forged, a client network
+// gets at most so many of the same response a second from this server (a
+// burst of as many). Past it, every slip-th refused answer goes out
+// truncated and empty, so that a real client asks again over TCP, which
+// cannot be forged; the rest are dropped. The server then cannot be made
+// to send a victim more than the limit a second, whatever the attacker
+// sends it. TCP is never limited.
 //
-// Networks are IPv4 /24 and IPv6 /56, as in BIND's and Knot's RRL: one
-// attacker does not get a fresh allowance per address of its network.
+// A response is counted with its client's network (IPv4 /24, IPv6 /56:
+// one attacker does not get a fresh allowance per address) and with what
+// it is: an answer with its qname and type, a name that does not exist
+// with its zone (random names share one allowance), an error or refusal
+// in one allowance of its own. So a flood of random names from a network
+// does not use up the allowance of a resolver there asking for real ones,
+// and each class has its limit (responses, nxdomains, errors per second).
+
+// The classes of responses, each with its own limit.
+const (
+	rrlAnswer   = iota // qname and type (NODATA too)
+	rrlNXDomain        // the zone
+	rrlError           // REFUSED, SERVFAIL, FORMERR, NOTIMP
+	rrlClasses
+)
 
 // rrlShards and rrlPerShard bound the limiter's memory: past rrlPerShard
-// networks in a shard, the idle ones are swept.
+// keys in a shard, the idle ones are swept.
 const (
 	rrlShards   = 64
 	rrlPerShard = 4096
 )
 
 type rrl struct {
-	rate   float64 // answers a second per network
-	slip   int     // every slip-th refused answer is truncated; 0: all dropped
+	rates  [rrlClasses]float64 // responses a second per network, by class
+	slip   int                 // every slip-th refused answer is truncated; 0: all dropped
 	now    func() time.Time
 	shards [rrlShards]rrlShard
 }
 
+// rrlKey is what a response is counted under.
+type rrlKey struct {
+	net   netip.Prefix
+	class uint8
+	qtype uint16
+	name  string // lowercase: the qname (answers), the zone (NXDOMAIN), "" (errors)
+}
+
 type rrlShard struct {
 	mu      sync.Mutex
-	buckets map[netip.Prefix]*rrlBucket
+	buckets map[rrlKey]*rrlBucket
 }
 
 type rrlBucket struct {
@@ -43,10 +66,16 @@ type rrlBucket struct {
 	refused int
 }
 
-func newRRL(rate, slip int) *rrl {
-	r := &rrl{rate: float64(rate), slip: slip, now: time.Now}
+// newRRL limits responses a second, nxdomains and errors a second each
+// (0: as responses).
+func newRRL(responses, nxdomains, errors, slip int) *rrl {
+	r := &rrl{slip: slip, now: time.Now}
+	r.rates[rrlAnswer] = float64(responses)
+	for class, n := range map[int]int{rrlNXDomain: nxdomains, rrlError: errors} {
+		r.rates[class] = float64(cmp.Or(n, responses))
+	}
 	for i := range r.shards {
-		r.shards[i].buckets = map[netip.Prefix]*rrlBucket{}
+		r.shards[i].buckets = map[rrlKey]*rrlBucket{}
 	}
 	return r
 }
@@ -60,8 +89,9 @@ const (
 
 var rrlSeed = maphash.MakeSeed()
 
-// verdict takes an answer from client's network's allowance.
-func (r *rrl) verdict(client netip.Addr) int {
+// verdict takes a response of class (name and qtype as rrlKey has them)
+// from client's network's allowance.
+func (r *rrl) verdict(client netip.Addr, class int, name string, qtype uint16) int {
 	client = client.Unmap()
 	bits := 24
 	if client.Is6() {
@@ -71,19 +101,21 @@ func (r *rrl) verdict(client netip.Addr) int {
 	if err != nil {
 		return rrlSend
 	}
-	s := &r.shards[maphash.Comparable(rrlSeed, p)%rrlShards]
+	k := rrlKey{net: p, class: uint8(class), qtype: qtype, name: name}
+	rate := r.rates[class]
+	s := &r.shards[maphash.Comparable(rrlSeed, k)%rrlShards]
 	now := r.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	b := s.buckets[p]
+	b := s.buckets[k]
 	if b == nil {
 		if len(s.buckets) >= rrlPerShard {
 			r.sweep(s, now)
 		}
-		b = &rrlBucket{tokens: r.rate, last: now}
-		s.buckets[p] = b
+		b = &rrlBucket{tokens: rate, last: now}
+		s.buckets[k] = b
 	}
-	b.tokens = min(r.rate, b.tokens+now.Sub(b.last).Seconds()*r.rate)
+	b.tokens = min(rate, b.tokens+now.Sub(b.last).Seconds()*rate)
 	b.last = now
 	if b.tokens >= 1 {
 		b.tokens--
@@ -96,12 +128,13 @@ func (r *rrl) verdict(client netip.Addr) int {
 	return rrlDrop
 }
 
-// sweep drops the networks whose allowance is full again: they hold
-// nothing a new bucket would not.
+// sweep drops the keys whose allowance is full again: they hold nothing a
+// new bucket would not.
 func (r *rrl) sweep(s *rrlShard, now time.Time) {
-	for p, b := range s.buckets {
-		if b.tokens+now.Sub(b.last).Seconds()*r.rate >= r.rate {
-			delete(s.buckets, p)
+	for k, b := range s.buckets {
+		rate := r.rates[k.class]
+		if b.tokens+now.Sub(b.last).Seconds()*rate >= rate {
+			delete(s.buckets, k)
 		}
 	}
 }

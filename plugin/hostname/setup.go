@@ -31,9 +31,10 @@ type config struct {
 	// catalog is the RFC 9432 catalog zone served beside the domains
 	// (lowercase FQDN), "" for none.
 	catalog string
-	// rrlRate answers a second per client network over UDP (0: no
-	// limit), every rrlSlip-th refused one sent truncated.
-	rrlRate, rrlSlip int
+	// rrlRate answers a second per client network and response over UDP
+	// (0: no limit), rrlNXDomains and rrlErrors those of their classes
+	// (0: rrlRate), every rrlSlip-th refused one sent truncated.
+	rrlRate, rrlNXDomains, rrlErrors, rrlSlip int
 }
 
 func setup(c *caddy.Controller) error {
@@ -67,7 +68,7 @@ func setup(c *caddy.Controller) error {
 func newHandler(cfg *config) *Handler {
 	h := &Handler{cfg: cfg, index: NewIndex(), static: map[string]addrList{}}
 	if cfg.rrlRate > 0 {
-		h.rrl = newRRL(cfg.rrlRate, cfg.rrlSlip)
+		h.rrl = newRRL(cfg.rrlRate, cfg.rrlNXDomains, cfg.rrlErrors, cfg.rrlSlip)
 	}
 	for _, ns := range cfg.app.Nameservers {
 		h.ns = append(h.ns, ns.Name)
