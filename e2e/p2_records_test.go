@@ -1094,3 +1094,34 @@ func TestP2RecordRoundTrip(t *testing.T) {
 		s.recServes(t, host, dns.TypeTXT, `"v=two"`)
 	})
 }
+
+// Releasing a hostname deletes its records, DNS-01 credentials and
+// challenge values in the release's transaction: minting the name again
+// starts bare, and churning a name leaves no rows behind.
+func TestReleaseDeletesHostnameData(t *testing.T) {
+	eachDialect(t, options{profile: 2}, func(t *testing.T, s *server) {
+		_, key := s.team(t, "churn.example.net")
+		db := openSQL(t, s.dialect, s.dsn)
+		rows := func(table, hostnameID string) int {
+			var n int
+			if err := db.QueryRow("SELECT COUNT(*) FROM "+table+" WHERE hostname_id = $1", hostnameID).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		for round := range 3 {
+			hid, _ := s.recHost(t, key, "web", "198.41.0.4")
+			s.must(201, "POST", recPath(hid), key, recObj{"type": "TXT", "text": fmt.Sprint("round ", round)})
+			s.must(201, "POST", "/api/v1/hostnames/"+hid+"/acme-credential", key, nil)
+			if n := len(s.recList(t, key, hid)); n != 1 {
+				t.Fatalf("round %d: %d records on a fresh name, want 1 (nothing stacked from before)", round, n)
+			}
+			s.must(200, "DELETE", "/api/v1/hostnames/"+hid, key, nil)
+			for _, table := range []string{"records", "acme_credentials", "challenges"} {
+				if n := rows(table, hid); n != 0 {
+					t.Errorf("round %d: %d %s rows left of the released hostname", round, n, table)
+				}
+			}
+		}
+	})
+}

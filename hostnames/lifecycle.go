@@ -260,6 +260,11 @@ func (s *Service) Release(ctx context.Context, p *access.Principal, id string) e
 		if err := revokeOnRelease(ctx, tx, h); err != nil {
 			return err
 		}
+		// Its records, DNS-01 credentials and challenge values go with it:
+		// nothing can use them again, and a name minted anew starts bare.
+		if _, err := tx.DeleteHostnameData(ctx, h.ID); err != nil {
+			return err
+		}
 		return tx.Changed(ctx, storage.KindHostname, h.ID)
 	})
 }
