@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/hostmint/hostmint/ratelimit"
 	"time"
 
 	"github.com/hostmint/hostmint/access"
@@ -26,6 +27,12 @@ type NewKey struct {
 	Token  string
 	Scopes []access.Scope
 }
+
+// keyIssues bounds the API keys an account is issued: twice the MaxKeys it
+// may hold, so that replacing every key at once is never refused, while
+// create-and-revoke in a loop makes at most this many rows an hour (and
+// revoked ones are purged a week after, storage.PurgeRevokedKeys).
+var keyIssues = ratelimit.Limit{Kind: "api-key", Max: 2 * MaxKeys, Window: time.Hour, What: "API keys issued"}
 
 // CreateKey makes a key for an account.
 func (s *Service) CreateKey(ctx context.Context, accountID string, in KeyInput) (*NewKey, error) {
@@ -54,6 +61,9 @@ func (s *Service) CreateKey(ctx context.Context, accountID string, in KeyInput) 
 		},
 		insert: func(ctx context.Context, tx *storage.Tx, scopes string) error {
 			k.Scopes = scopes
+			if err := ratelimit.Take(ctx, tx, accountID, keyIssues, now); err != nil {
+				return err
+			}
 			if err := tx.InsertKey(ctx, k); err != nil {
 				return err
 			}

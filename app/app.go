@@ -55,6 +55,9 @@ const (
 	// idempotencyPurgeTick: Idempotency-Key answers are kept a day and
 	// deleted within the hour after.
 	idempotencyPurgeTick = time.Hour
+	// revokedKeyRetention is how long a revoked API or TSIG key's row is
+	// kept before it is purged (the audit log keeps its id for good).
+	revokedKeyRetention = 7 * 24 * time.Hour
 	// closedTeamsTick is how soon after a plan's end its team's sessions
 	// and links are deleted (they stop working at that moment regardless).
 	closedTeamsTick = time.Minute
@@ -162,6 +165,12 @@ func Start(cfg Config, newIndex NewIndex) (*App, error) {
 	wg.Go(func() {
 		every(wctx, idempotencyPurgeTick, "deleting Idempotency-Key answers older than a day", func() error {
 			_, err := idem.Purge(wctx)
+			return err
+		})
+	})
+	wg.Go(func() {
+		every(wctx, idempotencyPurgeTick, "deleting keys revoked more than a week ago", func() error {
+			_, err := n.store.PurgeRevokedKeys(wctx, time.Now().Add(-revokedKeyRetention).UnixMilli())
 			return err
 		})
 	})

@@ -3,12 +3,14 @@ package e2e
 import (
 	"encoding/base64"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -122,13 +124,11 @@ func TestAdminTokenGuessing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	form, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	u, _ := url.Parse(s.api + "/dashboard/")
 	csrf := ""
-	for _, ck := range jar.Cookies(u) {
-		if ck.Name == "hostmint_signin" {
-			csrf = ck.Value
-		}
+	if m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindSubmatch(form); m != nil {
+		csrf = string(m[1])
 	}
 	resp, err = c.PostForm(s.api+"/dashboard/signin", url.Values{"token": {s.admin}, "csrf": {csrf}})
 	if err != nil {

@@ -303,6 +303,8 @@ CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at)`, nil},
 	{17, "how often each domain entered or left the secondaries' catalog", `
 ALTER TABLE domains ADD COLUMN catalog_version BIGINT NOT NULL DEFAULT 1;
 UPDATE domains SET catalog_version = 2 WHERE dnssec`, nil},
+	{18, "revoked keys found for their purge", `
+CREATE INDEX api_keys_revoked ON api_keys (revoked_at) WHERE revoked_at > 0`, nil},
 }
 
 // recountActive sets every account's active_hostnames from its rows: once

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 )
 
 // InsertKey inserts k.
@@ -49,4 +50,22 @@ func (q Queries) RevokeKey(ctx context.Context, id string, now int64) error {
 		return ErrNotFound
 	}
 	return nil
+}
+
+// PurgeRevokedKeys deletes the API and TSIG keys revoked before cutoff
+// (Unix ms), through the indexes on revoked_at, and returns how many.
+// A revoked key authenticates nothing; the audit log keeps its id.
+func (s *Store) PurgeRevokedKeys(ctx context.Context, cutoff int64) (int64, error) {
+	var total int64
+	for _, m := range []any{(*APIKey)(nil), (*TSIGKey)(nil)} {
+		n, err := s.purge(ctx, func(ctx context.Context, tx *Tx) (sql.Result, error) {
+			old := tx.tx.NewSelect().Model(m).Column("id").Where("revoked_at > 0 AND revoked_at < ?", cutoff).Limit(purgeBatch)
+			return tx.tx.NewDelete().Model(m).Where("id IN (?)", old).Exec(ctx)
+		})
+		total += n
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
 }
