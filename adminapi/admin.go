@@ -95,7 +95,7 @@ func (s *Server) createKey(c *call) (int, any, error) {
 	if err := decode(c.r, &req); err != nil {
 		return 0, nil, err
 	}
-	k, err := s.accounts.CreateKey(c.r.Context(), c.r.PathValue("id"), accounts.KeyInput{Name: req.Name, Scopes: req.Scopes, ExpiresAt: req.ExpiresAt})
+	k, err := s.accounts.CreateKey(c.r.Context(), c.r.PathValue("id"), accounts.KeyInput{Name: req.Name, Scopes: req.Scopes, ExpiresAt: req.ExpiresAt, Operator: true})
 	if err != nil {
 		return 0, nil, err
 	}

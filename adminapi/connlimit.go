@@ -72,11 +72,21 @@ func (ln *limitListener) Accept() (net.Conn, error) {
 	}
 }
 
+// remoteAddr is what c's connections are counted under: its IPv4
+// address, or its IPv6 /64 (one host holds a whole /64, and would get a
+// fresh allowance for each address of it otherwise).
 func remoteAddr(c net.Conn) netip.Addr {
-	if ap, err := netip.ParseAddrPort(c.RemoteAddr().String()); err == nil {
-		return ap.Addr().Unmap()
+	ap, err := netip.ParseAddrPort(c.RemoteAddr().String())
+	if err != nil {
+		return netip.Addr{}
 	}
-	return netip.Addr{}
+	a := ap.Addr().Unmap()
+	if a.Is6() {
+		if p, err := a.Prefix(64); err == nil {
+			return p.Addr()
+		}
+	}
+	return a
 }
 
 // take counts a connection from addr in, or says which limit it is over.
@@ -88,7 +98,7 @@ func (ln *limitListener) take(addr netip.Addr) string {
 	}
 	exempt := false
 	for _, p := range ln.l.Exempt {
-		exempt = exempt || p.Contains(addr)
+		exempt = exempt || p.Contains(addr) // a /64 counted by its first address: exempt as a whole
 	}
 	if !exempt {
 		if ln.byAddr[addr] >= ln.l.PerAddr {

@@ -182,8 +182,18 @@ func (h *Handler) signinMAC(nonce string) string {
 }
 
 // signinForgery reports whether a sign-in post lacks the token of its
-// browser's nonce.
+// browser's nonce, or a browser says it came from another origin. A pair
+// of nonce and token is anyone's who fetched the form, and a page on a
+// sibling host (same site, so SameSite lets its cookies through) could
+// toss one in over plain http: the browser's Sec-Fetch-Site (every
+// current browser sends it) is what tells it apart from the dashboard's
+// own form.
 func (h *Handler) signinForgery(r *http.Request) bool {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "", "same-origin", "none":
+	default:
+		return true
+	}
 	nonce, ok := h.readCookie(r, signinCookie)
 	return !ok || len(nonce) < 32 || !sameToken(r.PostFormValue("csrf"), h.signinMAC(nonce))
 }

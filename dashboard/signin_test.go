@@ -69,6 +69,18 @@ func TestSigninForgery(t *testing.T) {
 	if p := tosser.post("/dashboard/signin", url.Values{"csrf": {tossed}, "token": {adminToken}}); p.status != http.StatusForbidden {
 		t.Fatalf("a tossed cookie with its own value as the token: %d", p.status)
 	}
+	// A form posted from a sibling host: a real pair of nonce and token,
+	// but the browser says where the post came from.
+	sibling := s.browser()
+	tok := sibling.get("/dashboard/signin").csrf(t)
+	req, _ := http.NewRequest("POST", s.url+"/dashboard/signin", strings.NewReader(url.Values{"csrf": {tok}, "token": {adminToken}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Sec-Fetch-Site", "same-site")
+	if resp, err := sibling.client.Do(req); err != nil || resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("a sign-in posted from a sibling site: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
 	team := s.team("Acme", "acme.example.net")
 	token := s.link(team)
 	if p := s.browser().post("/dashboard/signin/link", url.Values{"token": {token}}); p.status != http.StatusForbidden {

@@ -39,7 +39,10 @@ func (q Queries) LockHostname(ctx context.Context, id string) (*Hostname, error)
 // withAccountAccess adds the account's access columns to a select of a
 // hostname (Hostname.AccountSuspendedAt, AccountPlanEndsAt).
 func withAccountAccess(sel *bun.SelectQuery) *bun.SelectQuery {
-	return sel.ColumnExpr("hostname.*").
+	// The columns by name, not hostname.*: a prepared statement whose
+	// result grows with a later migration's column breaks on nodes still
+	// running the code before it.
+	return sel.ColumnExpr("?TableColumns").
 		ColumnExpr("a.suspended_at AS account_suspended_at, a.plan_ends_at AS account_plan_ends_at").
 		Join("JOIN accounts AS a ON a.id = hostname.account_id")
 }

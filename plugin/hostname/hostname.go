@@ -65,16 +65,17 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 		countAnswer(dns.RcodeFormatError, qtypeOf(r), kindOutside)
 		return dns.RcodeFormatError, nil
 	}
-	if r.Opcode == dns.OpcodeNotify {
-		// This server is the primary of its zones: a NOTIFY tells it
-		// nothing (RFC 1996 is for secondaries), and answering it like a
-		// query would hand its SOA to whoever sends one.
-		countAnswer(dns.RcodeNotImplemented, qtypeOf(r), kindOutside)
-		return dns.RcodeNotImplemented, nil
-	}
 	state := request.Request{W: w, Req: r}
 	qname := state.Name()
 	z := h.index.zoneOf(qname)
+	if r.Opcode == dns.OpcodeNotify && (z != nil || h.configured(qname)) {
+		// This server is the primary of its zones: a NOTIFY tells it
+		// nothing (RFC 1996 is for secondaries), and answering it like a
+		// query would hand its SOA to whoever sends one. A NOTIFY for
+		// another zone goes on to the plugins after this one.
+		countAnswer(dns.RcodeNotImplemented, qtypeOf(r), kindOutside)
+		return dns.RcodeNotImplemented, nil
+	}
 	// The catalog's names are its own, unless a served domain is more
 	// specific (or the same name: a domain is never hidden by it).
 	if h.cfg.catalog != "" && dns.IsSubDomain(h.cfg.catalog, qname) && (z == nil || !dns.IsSubDomain(h.cfg.catalog, z.name)) {
@@ -89,10 +90,8 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 		if h.Next != nil {
 			return plugin.NextOrFailure(h.Name(), h.Next, ctx, w, r)
 		}
-		if h.rrl != nil { // refusals are limited too: written here, through the limiter
-			m := new(dns.Msg)
-			m.SetRcode(r, dns.RcodeRefused)
-			return h.write(w, r, state, m, kindOutside, "")
+		if h.rrl != nil {
+			return h.refuse(w, r, state)
 		}
 		countAnswer(dns.RcodeRefused, state.QType(), kindOutside)
 		return dns.RcodeRefused, nil
@@ -145,10 +144,13 @@ func (h *Handler) allowed(w dns.ResponseWriter, r, m *dns.Msg, state request.Req
 		return true // TCP: the source is real
 	}
 	class, name, qtype := rrlError, "", uint16(0)
-	switch m.Rcode {
-	case dns.RcodeSuccess:
+	switch {
+	case m.Rcode == dns.RcodeSuccess && len(m.Answer) > 0:
 		class, name, qtype = rrlAnswer, state.Name(), state.QType()
-	case dns.RcodeNameError:
+	case m.Rcode == dns.RcodeSuccess, m.Rcode == dns.RcodeNameError:
+		// NXDOMAIN, NODATA and a signed zone's denials (NOERROR with an
+		// NSEC of the name's own): by zone, so that random names or types
+		// share one allowance.
 		class, name = rrlNXDomain, zone
 	}
 	switch h.rrl.verdict(ua.AddrPort().Addr(), class, name, qtype) {
@@ -157,13 +159,27 @@ func (h *Handler) allowed(w dns.ResponseWriter, r, m *dns.Msg, state request.Req
 		return false
 	case rrlSlip:
 		t := new(dns.Msg)
-		t.SetReply(r)
-		t.Authoritative, t.Truncated = true, true
+		t.SetRcode(r, m.Rcode)
+		t.Authoritative, t.Truncated = m.Authoritative, true
 		w.WriteMsg(t)
 		rrlResponses[rrlSlip].Inc()
 		return false
 	}
 	return true
+}
+
+// refuse answers r REFUSED (a name in no served zone, no plugin after
+// this one) through the limiter; never signed, as CoreDNS's own refusal.
+func (h *Handler) refuse(w dns.ResponseWriter, r *dns.Msg, state request.Request) (int, error) {
+	m := new(dns.Msg)
+	m.SetRcode(r, dns.RcodeRefused)
+	state.SizeAndDo(m)
+	if !h.allowed(w, r, m, state, "") {
+		return dns.RcodeSuccess, nil
+	}
+	countAnswer(dns.RcodeRefused, state.QType(), kindOutside)
+	w.WriteMsg(m)
+	return dns.RcodeSuccess, nil
 }
 
 // extraOPTs counts the OPT records of r's additional section.

@@ -1,9 +1,15 @@
 package hostname
 
 import (
+	"context"
+	"fmt"
 	"net/netip"
 	"testing"
 	"time"
+
+	"github.com/coredns/coredns/plugin/pkg/dnstest"
+	"github.com/coredns/coredns/plugin/test"
+	"github.com/miekg/dns"
 )
 
 func TestRRL(t *testing.T) {
@@ -92,5 +98,28 @@ func TestRRLClasses(t *testing.T) {
 	}
 	if v := r.verdict(flood, rrlAnswer, "other.example.org.", 1); v != rrlSend {
 		t.Errorf("an answer of its own: %d, want sent", v)
+	}
+}
+
+// A signed zone denies a random name with NOERROR and an NSEC of its own:
+// those denials share the zone's allowance, as NXDOMAINs do, so a flood
+// of random names with DO draws no more than the limit either.
+func TestRRLSignedDenials(t *testing.T) {
+	t.Parallel()
+	h := signedFixture(t, 3, true)
+	h.rrl = newRRL(5, 0, 0, 0)
+	full := 0
+	for i := range 200 {
+		m := new(dns.Msg)
+		m.SetQuestion(fmt.Sprintf("random%d.example.org.", i), dns.TypeA)
+		m.SetEdns0(1232, true)
+		rec := dnstest.NewRecorder(&test.ResponseWriter{}) // over UDP
+		h.ServeDNS(context.Background(), rec, m)
+		if rec.Msg != nil && !rec.Msg.Truncated {
+			full++
+		}
+	}
+	if full > 6 {
+		t.Errorf("%d of 200 signed denials of random names sent, want the limit of 5", full)
 	}
 }
