@@ -58,6 +58,9 @@ const (
 	// revokedKeyRetention is how long a revoked API or TSIG key's row is
 	// kept before it is purged (the audit log keeps its id for good).
 	revokedKeyRetention = 7 * 24 * time.Hour
+	// releasedRetention is how long a released hostname's row is kept
+	// (its retired label, for good) before it is purged.
+	releasedRetention = 30 * 24 * time.Hour
 	// closedTeamsTick is how soon after a plan's end its team's sessions
 	// and links are deleted (they stop working at that moment regardless).
 	closedTeamsTick = time.Minute
@@ -165,6 +168,12 @@ func Start(cfg Config, newIndex NewIndex) (*App, error) {
 	wg.Go(func() {
 		every(wctx, idempotencyPurgeTick, "deleting Idempotency-Key answers older than a day", func() error {
 			_, err := idem.Purge(wctx)
+			return err
+		})
+	})
+	wg.Go(func() {
+		every(wctx, idempotencyPurgeTick, "deleting hostnames released more than 30 days ago", func() error {
+			_, err := n.store.PurgeReleased(wctx, time.Now().Add(-releasedRetention).UnixMilli())
 			return err
 		})
 	})

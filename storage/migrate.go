@@ -305,6 +305,8 @@ ALTER TABLE domains ADD COLUMN catalog_version BIGINT NOT NULL DEFAULT 1;
 UPDATE domains SET catalog_version = 2 WHERE dnssec`, nil},
 	{18, "revoked keys found for their purge", `
 CREATE INDEX api_keys_revoked ON api_keys (revoked_at) WHERE revoked_at > 0`, nil},
+	{19, "released hostnames found for their purge", `
+CREATE INDEX hostnames_released ON hostnames (released_at) WHERE status = 'released'`, nil},
 }
 
 // recountActive sets every account's active_hostnames from its rows: once

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 
 	"github.com/uptrace/bun"
 )
@@ -83,3 +84,31 @@ func (q Queries) DeleteHostnameData(ctx context.Context, hostnameID string) (int
 	}
 	return total, nil
 }
+
+// PurgeReleased deletes the hostnames released before cutoff (Unix ms),
+// with the certificate rows of theirs that are done (revoked, or never
+// issued), through the index of released hostnames; one whose certificate
+// is still being revoked stays until it is. Their retired labels stay:
+// a label is never handed out again. It returns how many it deleted.
+func (s *Store) PurgeReleased(ctx context.Context, cutoff int64) (int64, error) {
+	return s.purge(ctx, func(ctx context.Context, tx *Tx) (sql.Result, error) {
+		var ids []string
+		err := tx.tx.NewSelect().Model((*Hostname)(nil)).Column("id").
+			Where("status = ? AND released_at < ?", StatusReleased, cutoff).
+			Where("NOT EXISTS (SELECT 1 FROM certificates AS c WHERE c.hostname_id = hostname.id AND c.status = ?)", CertRevoking).
+			OrderExpr("released_at").Limit(purgeBatch).Scan(ctx, &ids)
+		if err != nil || len(ids) == 0 {
+			return emptyResult{}, err
+		}
+		if _, err := tx.tx.NewDelete().Model((*Certificate)(nil)).Where("hostname_id IN (?)", bun.In(ids)).Exec(ctx); err != nil {
+			return nil, err
+		}
+		return tx.tx.NewDelete().Model((*Hostname)(nil)).Where("id IN (?)", bun.In(ids)).Exec(ctx)
+	})
+}
+
+// emptyResult is the result of a statement that deleted nothing.
+type emptyResult struct{}
+
+func (emptyResult) LastInsertId() (int64, error) { return 0, nil }
+func (emptyResult) RowsAffected() (int64, error) { return 0, nil }
