@@ -4,9 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"time"
 
-	"github.com/hostmint/hostmint/audit"
 	"github.com/hostmint/hostmint/storage"
 )
 
@@ -15,20 +13,12 @@ import (
 // saying the node is read-only (the storage's ErrReadOnly, translated
 // where every error is).
 func ReadOnly(health func(context.Context) (Health, error), observe func(Outcome), log *slog.Logger) http.Handler {
-	s := &Server{cfg: Config{Health: health, Observe: observe}, log: log, mux: http.NewServeMux()}
+	s := &Server{cfg: Config{Health: health, Observe: observe}, log: log, mux: http.NewServeMux(), unrouted: storage.ErrReadOnly}
 	for _, rt := range s.routeTable() {
 		if rt.method == http.MethodGet && rt.path == "/api/health" {
 			s.routes = append(s.routes, rt)
 			s.mux.Handle(rt.method+" "+rt.path, s.endpoint(&s.routes[0]))
 		}
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, pattern := s.mux.Handler(r); pattern != "" {
-			s.mux.ServeHTTP(w, r)
-			return
-		}
-		out := &recorder{StatusWriter: audit.StatusWriter{ResponseWriter: w}}
-		defer s.finish(out, time.Now())
-		s.writeError(out, r, storage.ErrReadOnly)
-	})
+	return s
 }

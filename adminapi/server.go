@@ -83,6 +83,9 @@ type Server struct {
 	log       *slog.Logger
 	mux       *http.ServeMux
 	routes    []route
+	// unrouted, when set, answers every request no route takes (a
+	// read-only node's: storage.ErrReadOnly).
+	unrouted error
 }
 
 // New builds the server and its routes.
@@ -114,6 +117,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	out := &recorder{StatusWriter: audit.StatusWriter{ResponseWriter: w}}
 	defer s.finish(out, time.Now())
 	w = out
+	if s.unrouted != nil {
+		s.writeError(w, r, s.unrouted)
+		return
+	}
 	rec := &discard{header: http.Header{}}
 	h.ServeHTTP(rec, r)
 	if rec.status == http.StatusMethodNotAllowed {

@@ -46,8 +46,8 @@ func catalogOf(name string, zs *zoneSet) *catalogData {
 	hdr := func(owner string, t uint16) dns.RR_Header {
 		return dns.RR_Header{Name: owner, Rrtype: t, Class: dns.ClassINET, Ttl: 0}
 	}
-	c.add(&dns.NS{Hdr: hdr(name, dns.TypeNS), Ns: "invalid."})
-	c.add(&dns.TXT{Hdr: hdr("version."+name, dns.TypeTXT), Txt: []string{catalogVersion}})
+	c.add(name, &dns.NS{Hdr: hdr(name, dns.TypeNS), Ns: "invalid."})
+	c.add(name, &dns.TXT{Hdr: hdr("version."+name, dns.TypeTXT), Txt: []string{catalogVersion}})
 	members := make([]*zone, 0, len(*zs))
 	for _, z := range *zs {
 		if !z.signed {
@@ -56,14 +56,22 @@ func catalogOf(name string, zs *zoneSet) *catalogData {
 	}
 	slices.SortFunc(members, func(a, b *zone) int { return strings.Compare(a.name, b.name) })
 	for _, z := range members {
-		c.add(&dns.PTR{Hdr: hdr(memberID(z.id)+".zones."+name, dns.TypePTR), Ptr: z.name})
+		c.add(name, &dns.PTR{Hdr: hdr(memberID(z.id)+".zones."+name, dns.TypePTR), Ptr: z.name})
 	}
 	return c
 }
 
-func (c *catalogData) add(rr dns.RR) {
+// add puts rr in the catalog named catalog, and the names between it and
+// the apex in as empty non-terminals (a query there is NODATA).
+func (c *catalogData) add(catalog string, rr dns.RR) {
+	owner := rr.Header().Name
 	c.rrs = append(c.rrs, rr)
-	c.names[rr.Header().Name] = append(c.names[rr.Header().Name], rr)
+	c.names[owner] = append(c.names[owner], rr)
+	for off, end := dns.NextLabel(owner, 0); !end && len(owner[off:]) > len(catalog); off, end = dns.NextLabel(owner, off) {
+		if _, ok := c.names[owner[off:]]; !ok {
+			c.names[owner[off:]] = nil
+		}
+	}
 }
 
 // catalogSerial is the serial of zs's catalog.
@@ -117,23 +125,13 @@ func (h *Handler) serveCatalog(w dns.ResponseWriter, r *dns.Msg, state request.R
 			m.Answer = append(m.Answer, dns.Copy(rr))
 		}
 	}
-	if !exists && qname != h.cfg.catalog && !c.nonTerminal(qname) {
+	if !exists && qname != h.cfg.catalog {
 		m.Rcode = dns.RcodeNameError
 	}
 	if len(m.Answer) == 0 {
 		m.Ns = []dns.RR{h.catalogSOA(c)}
 	}
 	return h.write(w, r, state, m, kindCatalog, h.cfg.catalog)
-}
-
-// nonTerminal reports whether name has no records but names below it do.
-func (c *catalogData) nonTerminal(name string) bool {
-	for owner := range c.names {
-		if owner != name && dns.IsSubDomain(name, owner) {
-			return true
-		}
-	}
-	return false
 }
 
 // transferCatalog is the catalog's AXFR, or its SOA alone to a secondary
