@@ -60,7 +60,8 @@ func (s *Server) routeTable() []route {
 			summary: "Register an address and mint a hostname",
 			doc: "Scope hostnames:write reaching the domain the name is minted on. " +
 				"[P1] The label is opaque unless `label` asks for a custom one (Pro or Business plan); private or reserved " +
-				"addresses need the Business plan; the name answers `live` with `expires_at` 7 days out. " +
+				"addresses need the Business plan; the name answers `live` with `expires_at` 7 days out; more creates than the " +
+				"account's hourly allowance (4 per hostname of its cap, at least 100: free 100, Pro 400, Business 4 000): 429 with Retry-After. " +
 				"[P2] `subdomain` (every plan), `domain` (one of the team's; omitted: the oldest active one in the key's reach), " +
 				"`certificate` and `ca`; the address class (public or private) is fixed for life; the name is served at once and " +
 				"reads `pending` until every nameserver answers for it, then `live`. A team without a card on file: 402; " +
@@ -85,7 +86,9 @@ func (s *Server) routeTable() []route {
 		{method: "PUT", path: "/api/v1/hostnames/{id}", auth: authKey, body: "UpdateHostname",
 			summary: "Point the hostname at a new address (or, [P2], a target to follow)",
 			doc: "Scope hostnames:write. The record type follows the address (A or AAAA). Released: 409. " +
-				"[P1] The hostname comes back `live` with `expires_at` 7 days out, even if it had expired (reviving counts against the cap). " +
+				"[P1] The hostname comes back `live` with `expires_at` 7 days out, even if it had expired (reviving counts against the cap); " +
+				"more updates than the account's hourly allowance (24 per hostname of its cap, at least 600; PUT, renew, dyndns2 and DNS UPDATE " +
+				"draw on it alike): 429 with Retry-After. " +
 				"[P2] Exactly one of `ip` and `target`. The address must stay in the hostname's class (409 otherwise); " +
 				"the current address again changes nothing; a new one reads `pending` until every nameserver serves it. " +
 				"A target is resolved through the configured resolvers and published as plain A and AAAA records, refreshed " +
@@ -95,7 +98,7 @@ func (s *Server) routeTable() []route {
 		{method: "POST", path: "/api/v1/hostnames/{id}/renew", profile: 1, auth: authKey,
 			summary: "Heartbeat: renew the hostname",
 			doc: "Scope hostnames:write. No request body. Moves `expires_at` to 7 days from now and revives an expired, " +
-				"unreleased hostname. Released: 409.",
+				"unreleased hostname. Released: 409. A renewal is an update of the account's hourly allowance (see PUT): 429 past it.",
 			ok: 200, okSchema: "Hostname", errors: []int{401, 403, 404, 409, 429, 500, 503}, handle: s.renewHostname},
 		{method: "DELETE", path: "/api/v1/hostnames/{id}", auth: authKey,
 			summary: "Release the hostname",

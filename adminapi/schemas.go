@@ -285,7 +285,8 @@ var statusText = map[int]string{
 	405: "METHOD_NOT_ALLOWED: the path exists but not with this method (see the Allow header)",
 	409: "CONFLICT: hostname released or terminated, label or subdomain taken or retired, address class crossed, name exists, " +
 		"key limit reached, sign-in link for a suspended or ended team; DOMAIN_PROVISIONING (with Retry-After and Location); NO_DOMAIN_AVAILABLE",
-	429: "RATE_LIMITED: active-hostname cap reached; [P2] more than 30 registrations a minute or 60 updates a minute in a team (with Retry-After)",
+	429: "RATE_LIMITED: active-hostname cap reached; [P1] more creates or updates than the account's hourly allowance; " +
+		"[P2] more than 30 registrations a minute or 60 updates a minute in a team (with Retry-After)",
 	500: "INTERNAL_ERROR: unexpected server error",
 	501: "NOT_IMPLEMENTED: the feature is not available in this deployment or version " +
 		"(managed certificates without an encryption key, targets without a resolver)",

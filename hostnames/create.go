@@ -161,6 +161,9 @@ func (s *Service) Create(ctx context.Context, p *access.Principal, in CreateInpu
 		if err := s.checkCap(ctx, tx, acct, now); err != nil {
 			return err
 		}
+		if !s.profile.Teams() {
+			ratelimit.Charge(tx, acct.ID, createsOf(s.Cap(acct)), now)
+		}
 		if label, err = s.pickLabel(ctx, tx, dom, label, c.label == "", acct.ID, known); err != nil {
 			return err
 		}

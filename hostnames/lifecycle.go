@@ -3,10 +3,10 @@ package hostnames
 import (
 	"context"
 	"errors"
-	"github.com/hostmint/hostmint/accounts"
 	"time"
 
 	"github.com/hostmint/hostmint/access"
+	"github.com/hostmint/hostmint/accounts"
 	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/ratelimit"
 	"github.com/hostmint/hostmint/storage"
@@ -230,6 +230,7 @@ func (s *Service) touch(ctx context.Context, tx *storage.Tx, acct *account, h *s
 			return err
 		}
 	}
+	ratelimit.Charge(tx, h.AccountID, updatesOf(s.Cap(&storage.Account{Plan: h.AccountPlan, Cap: h.AccountCap})), now)
 	h.Status, h.ExpiresAt, h.UpdatedAt = storage.StatusLive, s.expiry(now), now.UnixMilli()
 	if err := tx.UpdateHostname(ctx, h); err != nil {
 		return err

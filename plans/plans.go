@@ -61,6 +61,25 @@ func Cap(a *storage.Account, caps map[string]int) int {
 	return DefaultTeamCap
 }
 
+// [P1] an account's creates and updates are rate limited by its cap: an
+// hour's allowance of CreatesPerName creates and UpdatesPerName updates
+// for each hostname the cap allows, and never less than the free plan's
+// (MinCreates, MinUpdates), however small an operator makes a cap. An
+// update every two and a half minutes per name covers any updater; the
+// floor lets a small account release and re-create as tests do.
+const (
+	CreatesPerName = 4
+	UpdatesPerName = 24
+	MinCreates     = CreatesPerName * 25
+	MinUpdates     = UpdatesPerName * 25
+)
+
+// CreatesPerHour is the [P1] create allowance of an account whose cap is c.
+func CreatesPerHour(c int) int { return max(MinCreates, CreatesPerName*c) }
+
+// UpdatesPerHour is the [P1] update allowance of an account whose cap is c.
+func UpdatesPerHour(c int) int { return max(MinUpdates, UpdatesPerName*c) }
+
 // CustomLabels reports whether [P1] plan may choose its labels.
 func CustomLabels(plan string) bool { return plan == Pro || plan == Business }
 

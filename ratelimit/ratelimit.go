@@ -37,7 +37,7 @@ func Take(ctx context.Context, tx *storage.Tx, accountID string, l Limit, now ti
 	}
 	if n >= l.Max {
 		wait := time.UnixMilli(oldest).Add(l.Window).Sub(now)
-		return Refuse(apierror.RateLimited("more than %d %s in %s for this team; retry later", l.Max, l.What, l.Window), wait)
+		return Refuse(apierror.RateLimited("more than %d %s %s for this team; retry later", l.Max, l.What, per(l.Window)), wait)
 	}
 	return tx.AddRateEvent(ctx, &storage.RateEvent{AccountID: accountID, Kind: l.Kind, At: now.UnixMilli()})
 }

@@ -23,6 +23,7 @@ var copyOrder = []string{
 	"changes_compacted",
 	"expiry_marks",
 	"rate_events",
+	"rate_buckets",
 	"records",
 	"acme_credentials",
 	"challenges",

@@ -54,6 +54,7 @@ func fill(t *testing.T, s *storage.Store) {
 		{"INSERT INTO changes (id, kind, ref, created_at) VALUES (41, 'hostname', 'h1', 9)", nil},
 		{"INSERT INTO changes_compacted (id, through) VALUES (1, 2)", nil},
 		{"INSERT INTO rate_events (id, account_id, kind, at) VALUES (7, 'a1', 'create', 10)", nil},
+		{"INSERT INTO rate_buckets (account_id, kind, tat) VALUES ('a1', 'create', 10)", nil},
 		{"INSERT INTO records (id, hostname_id, name, type, data, created_at, updated_at) VALUES ('r1', 'h1', '', 'TXT', '{\"text\":\"hi\"}', 11, 11)", nil},
 		{"INSERT INTO acme_credentials (id, hostname_id, password_hash, created_at) VALUES ('c1', 'h1', '$2a$10$hash', 12)", nil},
 		{"INSERT INTO challenges (id, hostname_id, value, created_at) VALUES (5, 'h1', 'v', 13)", nil},

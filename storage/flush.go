@@ -32,51 +32,70 @@ func (t *Tx) insertLater(ctx context.Context) error {
 }
 
 // flush writes what the transaction queued for its end: the inserts put
-// off by InsertLater, its change rows, and its audit entry (the request's
-// entry under ctx, once per transaction). On PostgreSQL they are one
-// statement, so a write pays one round trip for all of them.
+// off by InsertLater, its change rows, its audit entry (the request's
+// entry under ctx, once per transaction) and its charges (ChargeLater),
+// whose checks then run. On PostgreSQL they are one statement, so a write
+// pays one round trip for all of them.
 func (t *Tx) flush(ctx context.Context) error {
 	var (
-		ins        []*bun.InsertQuery
+		parts      []bun.Query
 		cIdx, aIdx = -1, -1
 	)
 	for _, m := range t.later {
-		ins = append(ins, t.tx.NewInsert().Model(m))
+		parts = append(parts, t.tx.NewInsert().Model(m))
 	}
 	t.later = nil
 	changes := t.changes[t.flushed:]
 	t.flushed = len(t.changes)
 	if len(changes) > 0 {
-		cIdx = len(ins)
-		ins = append(ins, t.tx.NewInsert().Model(&changes).Returning("id"))
+		cIdx = len(parts)
+		parts = append(parts, t.tx.NewInsert().Model(&changes).Returning("id"))
 	}
 	var row *AuditEntry
 	if !t.auditDone {
 		row, t.auditDone = t.auditRow(ctx), true
 	}
 	if row != nil {
-		aIdx = len(ins)
-		ins = append(ins, t.tx.NewInsert().Model(row).Returning("id"))
+		aIdx = len(parts)
+		parts = append(parts, t.tx.NewInsert().Model(row).Returning("id"))
+	}
+	first := len(parts) // of the charges
+	for i := range t.charges {
+		parts = append(parts, t.chargeQuery(&t.charges[i]))
 	}
 	switch {
-	case len(ins) == 0:
+	case len(parts) == 0:
 		return nil
-	case t.dialect == Postgres && len(ins) > 1:
+	case t.dialect == Postgres && len(parts) > 1:
 		sel := t.tx.NewSelect()
-		for i, q := range ins {
+		for i, q := range parts {
 			sel = sel.With(fmt.Sprintf("w%d", i), q)
 		}
 		var last, audited sql.NullInt64
-		if err := sel.ColumnExpr(maxID(cIdx)).ColumnExpr(maxID(aIdx)).Scan(ctx, &last, &audited); err != nil {
+		dest := []any{&last, &audited}
+		sel = sel.ColumnExpr(maxID(cIdx)).ColumnExpr(maxID(aIdx))
+		for i := range t.charges {
+			sel = sel.ColumnExpr(fmt.Sprintf("(SELECT tat FROM w%d)", first+i))
+			dest = append(dest, &t.charges[i].tat)
+		}
+		if err := sel.Scan(ctx, dest...); err != nil {
 			return mapErr(err)
 		}
 		t.last = max(t.last, last.Int64)
 		if row != nil {
 			row.ID = audited.Int64
 		}
-	default: // SQLite: no round trips to save
-		for _, q := range ins {
-			if _, err := q.Exec(ctx); err != nil {
+	default: // SQLite, or one statement: no round trips to save
+		for i, q := range parts {
+			var err error
+			if i >= first {
+				err = q.(*bun.RawQuery).Scan(ctx, &t.charges[i-first].tat)
+			} else {
+				_, err = q.(interface {
+					Exec(context.Context, ...any) (sql.Result, error)
+				}).Exec(ctx)
+			}
+			if err != nil {
 				return mapErr(err)
 			}
 		}
@@ -87,7 +106,7 @@ func (t *Tx) flush(ctx context.Context) error {
 	if row != nil {
 		t.audited = append(t.audited, row.ID)
 	}
-	return nil
+	return t.checkCharges()
 }
 
 // maxID is the greatest id the flush statement's part i returned, or NULL

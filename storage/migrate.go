@@ -307,6 +307,13 @@ UPDATE domains SET catalog_version = 2 WHERE dnssec`, nil},
 CREATE INDEX api_keys_revoked ON api_keys (revoked_at) WHERE revoked_at > 0`, nil},
 	{19, "released hostnames found for their purge", `
 CREATE INDEX hostnames_released ON hostnames (released_at) WHERE status = 'released'`, nil},
+	{20, "token buckets of per-account rate limits", `
+CREATE TABLE rate_buckets (
+	account_id TEXT NOT NULL REFERENCES accounts (id),
+	kind TEXT NOT NULL,
+	tat BIGINT NOT NULL,
+	PRIMARY KEY (account_id, kind)
+)`, nil},
 }
 
 // recountActive sets every account's active_hostnames from its rows: once

@@ -141,12 +141,14 @@ type Hostname struct {
 	// ([P2] csr and managed); a csr caller must post a fresh CSR before.
 	CertExpiresAt int64 `bun:"cert_expires_at"`
 
-	// Its account's suspension and plan end (Account's) as LockHostname
-	// reads them with the row, so that a write checks the team is open
-	// inside its transaction at no round trip of its own; other reads
-	// leave them 0.
-	AccountSuspendedAt int64 `bun:"account_suspended_at,scanonly"`
-	AccountPlanEndsAt  int64 `bun:"account_plan_ends_at,scanonly"`
+	// Its account's suspension, plan end, plan and cap (Account's) as
+	// LockHostname reads them with the row, so that a write checks the
+	// team is open and charges its plan's rate limits inside its
+	// transaction at no round trip of its own; other reads leave them zero.
+	AccountSuspendedAt int64  `bun:"account_suspended_at,scanonly"`
+	AccountPlanEndsAt  int64  `bun:"account_plan_ends_at,scanonly"`
+	AccountPlan        string `bun:"account_plan,scanonly"`
+	AccountCap         *int   `bun:"account_cap,scanonly"`
 }
 
 // ServedAddrs are the addresses DNS serves for h: its target's (Addrs),

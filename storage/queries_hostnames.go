@@ -23,8 +23,8 @@ func (q Queries) Hostname(ctx context.Context, id string) (*Hostname, error) {
 	return h, mapErr(err)
 }
 
-// LockHostname reads one hostname, with its account's suspension and plan
-// end (Hostname.AccountSuspendedAt, AccountPlanEndsAt), and, on PostgreSQL, locks its row until the
+// LockHostname reads one hostname, with its account's suspension, plan end,
+// plan and cap (Hostname.AccountSuspendedAt and the rest), and, on PostgreSQL, locks its row until the
 // transaction ends: every write reads and rewrites the whole row, and a
 // concurrent one must not bring back what another just changed (a released
 // name served again). SQLite transactions are already exclusive.
@@ -36,14 +36,14 @@ func (q Queries) LockHostname(ctx context.Context, id string) (*Hostname, error)
 	return h, mapErr(withAccountAccess(q.db.NewSelect().Model(h)).Where("hostname.id = ?", id).Scan(ctx))
 }
 
-// withAccountAccess adds the account's access columns to a select of a
-// hostname (Hostname.AccountSuspendedAt, AccountPlanEndsAt).
+// withAccountAccess adds the account's access and plan columns to a select
+// of a hostname (Hostname.AccountSuspendedAt and the rest).
 func withAccountAccess(sel *bun.SelectQuery) *bun.SelectQuery {
 	// The columns by name, not hostname.*: a prepared statement whose
 	// result grows with a later migration's column breaks on nodes still
 	// running the code before it.
 	return sel.ColumnExpr("?TableColumns").
-		ColumnExpr("a.suspended_at AS account_suspended_at, a.plan_ends_at AS account_plan_ends_at").
+		ColumnExpr("a.suspended_at AS account_suspended_at, a.plan_ends_at AS account_plan_ends_at, a.plan AS account_plan, a.cap AS account_cap").
 		Join("JOIN accounts AS a ON a.id = hostname.account_id")
 }
 

@@ -231,6 +231,7 @@ type Tx struct {
 	tx        bun.Tx
 	last      int64
 	later     []any           // rows to insert when fn is done (InsertLater)
+	charges   []charge        // token buckets to charge when fn is done (ChargeLater)
 	changes   []Change        // appended to the feed when fn is done
 	changed   map[string]bool // kind\x00ref already in changes
 	flushed   int             // changes already written

@@ -1,0 +1,86 @@
+package e2e
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+)
+
+// [P1] an account's creates are limited by its plan: a free account may
+// create and release 100 names in a row, and the 101st create gets 429
+// with Retry-After and mints nothing. Another account is not held back.
+func TestP1RateLimitCreates(t *testing.T) {
+	eachDialect(t, options{}, func(t *testing.T, s *server) {
+		_, key := s.account("free")
+		_, other := s.account("free")
+		for i := range 100 {
+			id := s.must(201, "POST", "/api/v1/hostnames", key, map[string]any{"ip": fmt.Sprintf("198.41.1.%d", i+1)}).str("id")
+			s.must(200, "DELETE", "/api/v1/hostnames/"+id, key, nil)
+		}
+		secs := rateLimited(t, s.do("POST", "/api/v1/hostnames", key, map[string]any{"ip": "198.41.2.1"}), "creates")
+		if secs > 36 { // the bucket refills one create every 36 s
+			t.Errorf("Retry-After %d, want at most 36", secs)
+		}
+		if hs, _ := s.must(200, "GET", "/api/v1/hostnames", key, nil).body["hostnames"].([]any); len(hs) != 0 {
+			t.Errorf("%d hostnames listed after a refused create, want 0", len(hs))
+		}
+		s.must(201, "POST", "/api/v1/hostnames", other, map[string]any{"ip": "198.41.2.1"})
+	})
+}
+
+// [P1] every door's updates of an account draw on one allowance (600 an
+// hour on the free plan): PUT, renew and dyndns2 alike. Past it each is
+// refused and changes nothing; 64 callers at once get exactly the
+// allowance, never one more.
+func TestP1RateLimitUpdates(t *testing.T) {
+	eachDialect(t, options{}, func(t *testing.T, s *server) {
+		_, key := s.account("free")
+		var ids, names []string
+		for i := range 4 {
+			h := s.must(201, "POST", "/api/v1/hostnames", key, map[string]any{"ip": fmt.Sprintf("198.41.3.%d", i+1)})
+			ids, names = append(ids, h.str("id")), append(names, h.str("hostname"))
+		}
+		s.must(200, "POST", "/api/v1/hostnames/"+ids[0]+"/renew", key, nil)
+		if a := s.dyn(t, "/nic/update", key, "hostname="+names[1]+"&myip=198.41.4.1", nil); a.body != "good 198.41.4.1" {
+			t.Fatalf("dyndns2: %d %q", a.status, a.body)
+		}
+		var (
+			wg               sync.WaitGroup
+			mu               sync.Mutex
+			ok, refused, bad int
+		)
+		for c := range 64 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range 10 {
+					r := s.do("PUT", "/api/v1/hostnames/"+ids[c%4], key, map[string]any{"ip": fmt.Sprintf("198.41.%d.%d", 10+c, i+1)})
+					mu.Lock()
+					switch {
+					case r.status == 200:
+						ok++
+					case r.status == 429 && r.str("code") == "RATE_LIMITED":
+						refused++
+					default:
+						bad++
+						t.Errorf("PUT: %d %s", r.status, r.raw)
+					}
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		if ok != 598 || refused != 42 || bad != 0 {
+			t.Errorf("640 updates at once after 2: %d accepted, %d refused, %d failed; want 598 and 42", ok, refused, bad)
+		}
+		before := s.must(200, "GET", "/api/v1/hostnames/"+ids[2], key, nil).str("ip")
+		rateLimited(t, s.do("PUT", "/api/v1/hostnames/"+ids[2], key, map[string]any{"ip": "198.41.5.1"}), "updates")
+		rateLimited(t, s.do("POST", "/api/v1/hostnames/"+ids[2]+"/renew", key, nil), "updates")
+		if a := s.dyn(t, "/nic/update", key, "hostname="+names[2]+"&myip=198.41.5.1", nil); a.body != "abuse" {
+			t.Errorf("dyndns2 past the allowance: %d %q, want abuse", a.status, a.body)
+		}
+		if after := s.must(200, "GET", "/api/v1/hostnames/"+ids[2], key, nil).str("ip"); after != before {
+			t.Errorf("ip %s after refused updates, want %s", after, before)
+		}
+	})
+}
