@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 )
 
 // [P1] an account's creates are limited by its plan: a free account may
@@ -41,6 +42,7 @@ func TestP1RateLimitUpdates(t *testing.T) {
 			ids, names = append(ids, h.str("id")), append(names, h.str("hostname"))
 		}
 		s.must(200, "POST", "/api/v1/hostnames/"+ids[0]+"/renew", key, nil)
+		first := time.Now() // the bucket's first update: it refills one every 6 s from here
 		if a := s.dyn(t, "/nic/update", key, "hostname="+names[1]+"&myip=198.41.4.1", nil); a.body != "good 198.41.4.1" {
 			t.Fatalf("dyndns2: %d %q", a.status, a.body)
 		}
@@ -70,8 +72,10 @@ func TestP1RateLimitUpdates(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		if ok != 598 || refused != 42 || bad != 0 {
-			t.Errorf("640 updates at once after 2: %d accepted, %d refused, %d failed; want 598 and 42", ok, refused, bad)
+		refills := int(time.Since(first) / (6 * time.Second)) // on a slow machine
+		if ok < 598 || ok > 598+refills || ok+refused != 640 || bad != 0 {
+			t.Errorf("640 updates at once after 2: %d accepted, %d refused, %d failed; want 598 (+ %d refilled at most) and the rest refused",
+				ok, refused, bad, refills)
 		}
 		before := s.must(200, "GET", "/api/v1/hostnames/"+ids[2], key, nil).str("ip")
 		rateLimited(t, s.do("PUT", "/api/v1/hostnames/"+ids[2], key, map[string]any{"ip": "198.41.5.1"}), "updates")
