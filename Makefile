@@ -32,8 +32,12 @@ fuzz: test-deps
 # file plugin and signed, start-up and memory on SQLite and PostgreSQL, API
 # latency with 16 clients, signed DNS UPDATE beside it, propagation between
 # two nodes; at 10 k, 100 k and 1 M names. Then the large account: creates into one account in bands of
-# 10 k up to 200 k, and across its millionth name, on both stores. About 30
-# minutes; SIZES=10000 BENCH_FLAGS="-skip account" for a quick look.
+# 10 k up to 200 k, and across its millionth name, on both stores. Then, in a
+# second table, the peers on the same names: Knot and PowerDNS (gpgsql)
+# unsigned and signed, and the file plugin, each with Hostmint's figure over
+# theirs (BENCH_FLAGS="-skip peers" leaves them out; "-skip dns,pg,update,account"
+# runs them alone). About 30 minutes and more; SIZES=10000
+# BENCH_FLAGS="-skip account" for a quick look.
 SIZES ?= 10000,100000,1000000
 bench: build test-deps
 	$(GO) run ./bench -sizes $(SIZES) $(BENCH_FLAGS)

@@ -6,8 +6,10 @@
 // concurrent clients on PostgreSQL, TSIG-signed DNS UPDATE with as many
 // clients on PostgreSQL (beside the API) and on SQLite, and propagation
 // from one node to another sharing PostgreSQL, each at every size asked
-// for. Everything runs
-// on loopback and everything it starts, it stops.
+// for. Then the peers, on the same names in the same run: Knot and
+// PowerDNS (on its gpgsql backend) unsigned and signed, in a second table
+// of their figures and Hostmint's over theirs. Everything runs on loopback
+// and everything it starts, it stops.
 //
 //	go run ./bench -sizes 10000,100000,1000000
 //
@@ -38,14 +40,18 @@ type result struct {
 	names                    int
 	seedSQLite, seedPG       time.Duration
 	hostQPS, fileQPS, signed float64
+	hostCPU, fileCPU         time.Duration // server CPU per answer (dnsperf's perf.cpu)
+	signedCPU                time.Duration
 	startSQLite, startPG     time.Duration
 	startFile                time.Duration
 	rssSQLite, rssPG         float64 // MiB after start-up
 	peakSQLite, peakPG       float64 // MiB, highest during start-up
 	rssServing, rssFile      float64 // MiB after the unsigned, file runs
+	rssFileStart             float64 // MiB, file plugin after start-up
 	create, update, prop     latencies
 	updatePG, updateSQLite   updateRun // DNS UPDATE
 	xfr                      xfrRun
+	peers                    peers
 }
 
 func main() {
@@ -55,7 +61,8 @@ func main() {
 	ops := flag.Int("ops", 4000, "hostnames created (then updated) by the API clients")
 	updates := flag.Int("updates", 1000, "updates timed from node A to node B")
 	pg := flag.String("pg", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "PostgreSQL server (a database on it is created and dropped per size)")
-	skip := flag.String("skip", "", "parts to leave out: dns (SQLite start-up and dnsperf), pg (PostgreSQL start-up, API, propagation), update (DNS UPDATE on both stores), account (the large account), million (its 1 000 000th name)")
+	skip := flag.String("skip", "", "parts to leave out: dns (SQLite start-up and dnsperf), pg (PostgreSQL start-up, API, propagation), update (DNS UPDATE on both stores), account (the large account), million (its 1 000 000th name), peers (Knot, PowerDNS)")
+	knotWorkers := flag.Int("knot-udp-workers", 2, "Knot's udp-workers")
 	account := flag.Int("account", 200_000, "hostnames created through the API into one account, in bands")
 	bandSize := flag.Int("band", 10_000, "creates per band of the large account")
 	bin := flag.String("bin", "bin/coredns", "the built binary (go build -o bin/coredns ./coredns-build)")
@@ -66,13 +73,18 @@ func main() {
 	if _, err := exec.LookPath("dnsperf"); err != nil {
 		log.Fatal("dnsperf is not installed: run ./scripts/test-deps.sh (or apt-get install dnsperf)")
 	}
+	if !strings.Contains(*skip, "peers") {
+		if err := checkPeers(); err != nil {
+			log.Fatal(err)
+		}
+	}
 	var rs []result
 	for _, f := range strings.FieldsFunc(*sizes, func(r rune) bool { return r == ',' }) {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 {
 			log.Fatalf("-sizes: %q is not a count", f)
 		}
-		r, err := measure(*bin, *pg, n, *seconds, *clients, *ops, *updates, *skip)
+		r, err := measure(*bin, *pg, n, *seconds, *clients, *ops, *updates, *knotWorkers, *skip)
 		if err != nil {
 			log.Fatalf("%d names: %v", n, err)
 		}
@@ -93,15 +105,20 @@ func main() {
 			runs = append(runs, run)
 		}
 	}
+	// A run of the peers alone has no figures of Hostmint's to print.
+	hostmint := !strings.Contains(*skip, "dns") || !strings.Contains(*skip, "pg") || !strings.Contains(*skip, "update")
 	for _, markdown := range []bool{false, true} {
-		if len(rs) > 0 {
+		if len(rs) > 0 && hostmint {
 			printTable(os.Stdout, rs, *seconds, *clients, *ops, *updates, markdown)
+		}
+		if len(rs) > 0 && !strings.Contains(*skip, "peers") {
+			printPeersTable(os.Stdout, rs, *clients, *ops, markdown)
 		}
 		printAccountTable(os.Stdout, runs, *clients, markdown)
 	}
 }
 
-func measure(bin, pg string, n, seconds, clients, ops, updates int, skip string) (r result, err error) {
+func measure(bin, pg string, n, seconds, clients, ops, updates, knotWorkers int, skip string) (r result, err error) {
 	r.names = n
 	dir, err := os.MkdirTemp("", "hostmint-bench")
 	if err != nil {
@@ -118,8 +135,15 @@ func measure(bin, pg string, n, seconds, clients, ops, updates int, skip string)
 	if err := writeQueries(queries, n); err != nil {
 		return r, err
 	}
+	withPeers := !strings.Contains(skip, "peers")
 	if !strings.Contains(skip, "dns") {
 		if err := measureDNS(&r, bin, dir, queries, seconds); err != nil {
+			return r, err
+		}
+	}
+	// The file plugin is a peer too: measured when either table wants it.
+	if !strings.Contains(skip, "dns") || withPeers {
+		if err := measureFile(&r, bin, dir, queries, seconds); err != nil {
 			return r, err
 		}
 	}
@@ -134,6 +158,11 @@ func measure(bin, pg string, n, seconds, clients, ops, updates int, skip string)
 			return r, err
 		}
 	}
+	if withPeers {
+		if err := measurePeers(&r, dir, queries, pg, seconds, clients, ops, knotWorkers); err != nil {
+			return r, err
+		}
+	}
 	return r, nil
 }
 
@@ -145,7 +174,7 @@ func writeKey(dir string) error {
 }
 
 // measureDNS: on SQLite, start-up and memory, then dnsperf against the
-// hostname plugin unsigned and signed, and against the file plugin.
+// hostname plugin unsigned and signed.
 func measureDNS(r *result, bin, dir, queries string, seconds int) error {
 	n := r.names
 	db := filepath.Join(dir, "hostmint.db")
@@ -161,28 +190,38 @@ func measureDNS(r *result, bin, dir, queries string, seconds int) error {
 	}
 	r.startSQLite = s.started
 	r.rssSQLite, r.peakSQLite = s.rss()
-	if r.hostQPS, err = dnsperf(s.dns, queries, seconds, false); err != nil {
+	var run perf
+	if run, err = dnsperf(s, queries, seconds, false); err != nil {
 		s.stop()
 		return err
 	}
+	r.hostQPS, r.hostCPU = run.qps, run.cpu
 	r.rssServing, _ = s.rss()
 	if err = s.sign(); err == nil {
-		r.signed, err = dnsperf(s.dns, queries, seconds, true)
+		run, err = dnsperf(s, queries, seconds, true)
+		r.signed, r.signedCPU = run.qps, run.cpu
 	}
 	s.stop()
 	if err != nil {
 		return err
 	}
+	log.Printf("%d names: DNS done", n)
+	return nil
+}
 
+// measureFile: CoreDNS's file plugin, same binary, on the same names.
+func measureFile(r *result, bin, dir, queries string, seconds int) error {
 	f, err := start(bin, dir, func(d, _ int, dir string) string { return fileCorefile(d, dir) })
 	if err != nil {
 		return err
 	}
 	r.startFile = f.started
-	r.fileQPS, err = dnsperf(f.dns, queries, seconds, false)
+	r.rssFileStart, _ = f.rss()
+	run, err := dnsperf(f, queries, seconds, false)
+	r.fileQPS, r.fileCPU = run.qps, run.cpu
 	r.rssFile, _ = f.rss()
 	f.stop()
-	log.Printf("%d names: DNS done", n)
+	log.Printf("%d names: file plugin done", r.names)
 	return err
 }
 

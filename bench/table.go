@@ -52,11 +52,14 @@ func printTable(w io.Writer, rs []result, seconds, clients, ops, updates int, ma
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
 	sec := func(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
 	mib := func(v float64) string { return fmt.Sprintf("%.0f MiB", v) }
+	micro := func(v time.Duration) string { return fmt.Sprintf("%.2f µs", float64(v.Nanoseconds())/1000) }
 
 	row("DNS: hostname plugin, q/s", "", func(r result) string { return qps(r.hostQPS) })
 	row("DNS: file plugin, same names, q/s", "", func(r result) string { return qps(r.fileQPS) })
 	row("DNS: ratio hostname / file", ">= 0.9", func(r result) string { return fmt.Sprintf("%.2f", r.hostQPS/r.fileQPS) })
+	row("DNS: hostname plugin, server CPU per answer", "", func(r result) string { return micro(r.hostCPU) })
 	row("DNS: signed zone, DO bit, q/s", "", func(r result) string { return qps(r.signed) })
+	row("DNS: signed, server CPU per answer", "", func(r result) string { return micro(r.signedCPU) })
 	row("DNS: ratio signed / unsigned", ">= 0.7", func(r result) string { return fmt.Sprintf("%.2f", r.signed/r.hostQPS) })
 	row("start-up until answering, SQLite", "< 10 s", func(r result) string { return sec(r.startSQLite) })
 	row("start-up until answering, PostgreSQL", "< 10 s", func(r result) string { return sec(r.startPG) })

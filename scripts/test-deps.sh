@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs and starts what the test suite needs, where it is missing:
 # PostgreSQL on 127.0.0.1:5432 (trust auth, database "test"), dig and delv,
-# the ACME pieces: Pebble (a test CA), certbot and the lego CLI; dnsperf (make bench);
+# the ACME pieces: Pebble (a test CA), certbot and the lego CLI; dnsperf, and
+# Knot and PowerDNS with its PostgreSQL backend (make bench's peers);
 # chromium and node with playwright-core (the dashboard's browser test);
 # ddclient (the dyndns2 client test, e2e/dyndns_test.go); Knot, BIND and NSD
 # (secondaries for the zone transfer tests); knsupdate and certbot's rfc2136
@@ -32,18 +33,44 @@ command -v nsd >/dev/null || missing+=(nsd)
 # plugin; nsupdate comes with bind9-dnsutils.
 command -v knsupdate >/dev/null || missing+=(knot-dnsutils)
 [ -d /usr/lib/python3/dist-packages/certbot_dns_rfc2136 ] || missing+=(python3-certbot-dns-rfc2136)
+# PowerDNS Authoritative on PostgreSQL, a peer in make bench (bench/pdns.go),
+# which runs its own pdns_server on loopback.
+command -v pdns_server >/dev/null || missing+=(pdns-server)
+dpkg-query -W -f='${Status}' pdns-backend-pgsql 2>/dev/null | grep -q 'ok installed' || missing+=(pdns-backend-pgsql)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "test-deps: installing ${missing[*]}"
   sudo_ apt-get update -qq
-  # No package's service starts (knot, named and nsd would all take port 53):
-  # the tests start what they need on ports of their own.
-  if [ ! -e /usr/sbin/policy-rc.d ]; then
-    printf '#!/bin/sh\nexit 101\n' | sudo_ tee /usr/sbin/policy-rc.d >/dev/null
-    sudo_ chmod +x /usr/sbin/policy-rc.d
-    trap 'sudo_ rm -f /usr/sbin/policy-rc.d' EXIT
+  # No package's service starts (knot, named, nsd and pdns would all take
+  # port 53): the tests and the bench start what they need on ports of
+  # their own. A policy-rc.d already there is put back afterwards.
+  policy=/usr/sbin/policy-rc.d
+  if [ -e "$policy" ]; then
+    sudo_ mv "$policy" "$policy.test-deps"
+    trap 'sudo_ mv -f "$policy.test-deps" "$policy"' EXIT
+  else
+    trap 'sudo_ rm -f "$policy"' EXIT
   fi
+  printf '#!/bin/sh\nexit 101\n' | sudo_ tee "$policy" >/dev/null
+  sudo_ chmod +x "$policy"
   sudo_ env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
+
+# Nor do they start at boot, or stay up if an earlier install started them:
+# a system knotd or pdns_server on port 53 is nothing the tests want.
+for svc in knot pdns; do
+  if command -v systemctl >/dev/null && systemctl is-enabled --quiet "$svc" 2>/dev/null; then
+    echo "test-deps: disabling the $svc service"
+    sudo_ systemctl disable --quiet "$svc" 2>/dev/null || true
+  fi
+  if [ -x "/etc/init.d/$svc" ] && ls /etc/rc[2-5].d/S*"$svc" >/dev/null 2>&1; then
+    sudo_ update-rc.d "$svc" disable >/dev/null 2>&1 || true
+  fi
+  pidfile=/run/$svc/$svc.pid
+  if [ -s "$pidfile" ] && pid=$(cat "$pidfile") && kill -0 "$pid" 2>/dev/null; then
+    echo "test-deps: stopping the $svc service (pid $pid)"
+    sudo_ kill "$pid" || true
+  fi
+done
 
 pg_up() { pg_isready -q -h 127.0.0.1 -p 5432; }
 if ! pg_up; then
