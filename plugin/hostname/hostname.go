@@ -30,6 +30,7 @@ type Handler struct {
 	ns     []string             // NS targets, FQDN
 	node   atomic.Pointer[Node] // set in OnStartup; the ready plugin asks from its own goroutine
 	rrl    *rrl                 // response_rate_limit; nil: none
+	wire   *wireCache           // names' answers, packed
 	// tsigSecrets are the store's TSIG keys this server block verifies
 	// (dynamic_update); updater applies the UPDATE messages they sign.
 	tsigSecrets map[string]string
@@ -101,25 +102,68 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 		return dns.RcodeServerFailure, nil
 	}
 
+	// A name's answer from its packed bytes when it has them.
+	var n *node
+	if qname != z.name {
+		if n = z.names.get(qname); n != nil && h.serveWire(w, r, state, z, n, qname) {
+			return dns.RcodeSuccess, nil
+		}
+	}
 	m := new(dns.Msg)
 	m.SetReply(r)
 	m.Authoritative = true
 	h.answer(m, z, state)
-	return h.write(w, r, state, m, z.kind, z.name)
+	rcode, err := h.write(w, r, state, m, z.kind, z.name)
+	if out, _ := rawWriter(w); n != nil && out != nil { // bytes are only ever sent there
+		h.keepWire(r, m, z, n, h.wireUntil(n))
+	}
+	return rcode, err
 }
 
 // write sends m, the answer to r from zone: sized for the client, rate
-// limited, counted, and signed when r was.
+// limited, counted, and signed when r was. It is packed once, here, and
+// sent as bytes where nothing between the server and this plugin needs
+// the message itself (rawWriter).
 func (h *Handler) write(w dns.ResponseWriter, r *dns.Msg, state request.Request, m *dns.Msg, kind, zone string) (int, error) {
-	state.SizeAndDo(m)
 	size := state.Size()
 	if state.Proto() == "udp" {
 		size = min(size, maxUDPSize)
 	}
-	if m.Len() > size {
+	if state.SizeAndDo(m) {
+		// Our own buffer size, not an echo of the client's (RFC 6891
+		// 6.2.3), on a copy: SizeAndDo hands over the query's OPT.
+		for i, rr := range m.Extra {
+			if o, ok := rr.(*dns.OPT); ok {
+				c := *o
+				c.SetUDPSize(maxUDPSize)
+				m.Extra[i] = &c
+			}
+		}
+	}
+	out, rec := rawWriter(w)
+	var (
+		b   []byte
+		err error
+	)
+	if out != nil && r.IsTsig() == nil {
+		// Packed here once, and sent as these bytes.
+		bp := wireBufs.Get().(*[]byte)
+		defer wireBufs.Put(bp)
+		pack := func() { b, err = m.PackBuffer((*bp)[:cap(*bp)]) }
+		pack()
+		if err == nil && len(b) > size {
+			// Too big for the client: compressed, and if that is not
+			// enough, truncated (the client asks again over TCP).
+			m.Compress = true
+			if pack(); err == nil && len(b) > size {
+				m.Truncate(size)
+				pack()
+			}
+		}
+	} else if m.Len() > size {
 		// Len counts escaped TXT and CAA text (\DDD) as written, not as sent:
 		// only a message that really does not fit is truncated.
-		if b, err := m.Pack(); err != nil || len(b) > size {
+		if p, err := m.Pack(); err != nil || len(p) > size {
 			m.Truncate(size)
 		}
 	}
@@ -129,7 +173,10 @@ func (h *Handler) write(w dns.ResponseWriter, r *dns.Msg, state request.Request,
 	// Counted before it is sent: a client that has its answer finds it
 	// counted (a scrape right after an answer must see it).
 	countAnswer(m.Rcode, state.QType(), kind)
-	if signQuery(w, r, m) {
+	switch {
+	case b != nil && err == nil:
+		sendRaw(out, rec, b, m.Rcode)
+	case signQuery(w, r, m):
 		w.WriteMsg(m)
 	}
 	return dns.RcodeSuccess, nil
@@ -139,15 +186,21 @@ func (h *Handler) write(w dns.ResponseWriter, r *dns.Msg, state request.Request,
 // false when it is not to be sent (dropped, or sent truncated and empty
 // instead).
 func (h *Handler) allowed(w dns.ResponseWriter, r, m *dns.Msg, state request.Request, zone string) bool {
+	return h.allowedRaw(w, r, m.Rcode, len(m.Answer) > 0, state.Name(), state.QType(), zone)
+}
+
+// allowedRaw is allowed for an answer known by its rcode and whether it
+// has answer records.
+func (h *Handler) allowedRaw(w dns.ResponseWriter, r *dns.Msg, rcode int, answered bool, qname string, qt uint16, zone string) bool {
 	ua, ok := w.RemoteAddr().(*net.UDPAddr)
 	if !ok {
 		return true // TCP: the source is real
 	}
 	class, name, qtype := rrlError, "", uint16(0)
 	switch {
-	case m.Rcode == dns.RcodeSuccess && len(m.Answer) > 0:
-		class, name, qtype = rrlAnswer, state.Name(), state.QType()
-	case m.Rcode == dns.RcodeSuccess, m.Rcode == dns.RcodeNameError:
+	case rcode == dns.RcodeSuccess && answered:
+		class, name, qtype = rrlAnswer, qname, qt
+	case rcode == dns.RcodeSuccess, rcode == dns.RcodeNameError:
 		// NXDOMAIN, NODATA and a signed zone's denials (NOERROR with an
 		// NSEC of the name's own): by zone, so that random names or types
 		// share one allowance.
@@ -159,8 +212,8 @@ func (h *Handler) allowed(w dns.ResponseWriter, r, m *dns.Msg, state request.Req
 		return false
 	case rrlSlip:
 		t := new(dns.Msg)
-		t.SetRcode(r, m.Rcode)
-		t.Authoritative, t.Truncated = m.Authoritative, true
+		t.SetRcode(r, rcode)
+		t.Authoritative, t.Truncated = zone != "", true
 		w.WriteMsg(t)
 		rrlResponses[rrlSlip].Inc()
 		return false

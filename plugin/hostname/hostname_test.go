@@ -511,6 +511,8 @@ func TestServeDNSNotLoaded(t *testing.T) {
 	}
 }
 
+// The answer's OPT carries this server's buffer size (1232), not an echo
+// of the client's (RFC 6891 6.2.3), and its DO bit.
 func TestServeDNSEdns0(t *testing.T) {
 	t.Parallel()
 	h := fixture(t)
@@ -521,7 +523,7 @@ func TestServeDNSEdns0(t *testing.T) {
 		{test.Case{
 			Qname: "abc.example.org.", Qtype: dns.TypeA,
 			Answer: []dns.RR{test.A("abc.example.org.	60	IN	A	192.0.2.10")},
-			Extra:  []dns.RR{test.OPT(4096, false)},
+			Extra:  []dns.RR{test.OPT(1232, false)}, // ours, not the client's 4096
 		}, 4096},
 		{test.Case{
 			Qname: "nope.example.org.", Qtype: dns.TypeA, Rcode: dns.RcodeNameError,
@@ -531,7 +533,7 @@ func TestServeDNSEdns0(t *testing.T) {
 		{test.Case{
 			Qname: "abc.example.org.", Qtype: dns.TypeA, Do: true,
 			Answer: []dns.RR{test.A("abc.example.org.	60	IN	A	192.0.2.10")},
-			Extra:  []dns.RR{test.OPT(4096, true)},
+			Extra:  []dns.RR{test.OPT(1232, true)},
 		}, 4096},
 	} {
 		m := tc.Msg()

@@ -66,7 +66,7 @@ func setup(c *caddy.Controller) error {
 }
 
 func newHandler(cfg *config) *Handler {
-	h := &Handler{cfg: cfg, index: NewIndex(), static: map[string]addrList{}}
+	h := &Handler{cfg: cfg, index: NewIndex(), static: map[string]addrList{}, wire: newWireCache()}
 	if cfg.rrlRate > 0 {
 		h.rrl = newRRL(cfg.rrlRate, cfg.rrlNXDomains, cfg.rrlErrors, cfg.rrlSlip)
 	}

@@ -127,8 +127,15 @@ func rrsetKey(owner string, t uint16, rrs []dns.RR) uint64 {
 		add(0xff) // between records
 	}
 	// FNV's low bits depend on the input's low bits only, and the cache
-	// picks its shard by the low 8: finish with a mixer (splitmix64) so that
-	// similar RRsets spread evenly instead of overflowing a few shards.
+	// picks its shard by the low 8: finish with a mixer so that similar
+	// RRsets spread evenly instead of overflowing a few shards.
+	return mix64(h)
+}
+
+// mix64 is splitmix64's finaliser: every input bit moves every output bit,
+// so keys that differ in a few bits (counted-up names, nearby addresses)
+// spread over a cache's shards, which are picked by the low 8 bits.
+func mix64(h uint64) uint64 {
 	h ^= h >> 30
 	h *= 0xbf58476d1ce4e5b9
 	h ^= h >> 27
