@@ -88,3 +88,60 @@ func TestP1RateLimitUpdates(t *testing.T) {
 		}
 	})
 }
+
+// The cap is exact however many create at once: 64 concurrent creates
+// into a free account (cap 25) mint exactly 25 names, in profile 1 and in
+// a profile-2 team (cap 20); the rest get 429. Concurrent creates of one
+// account share their commits, and a batch never lets one more through.
+func TestCapExactUnderConcurrency(t *testing.T) {
+	for _, profile := range []int{1, 2} {
+		t.Run(fmt.Sprintf("profile %d", profile), func(t *testing.T) {
+			eachDialect(t, options{profile: profile}, func(t *testing.T, s *server) {
+				var key string
+				want := 25
+				if profile == 1 {
+					_, key = s.account("free")
+				} else {
+					var id string
+					id, key = s.team(t, "cap.example.net")
+					want = 20
+					s.must(200, "PATCH", "/api/admin/accounts/"+id, s.admin, map[string]any{"cap": want})
+				}
+				var (
+					wg               sync.WaitGroup
+					mu               sync.Mutex
+					ok, refused, bad int
+				)
+				for c := range 64 {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						body := map[string]any{"ip": fmt.Sprintf("198.41.7.%d", c+1)}
+						if profile == 2 {
+							body["subdomain"] = fmt.Sprintf("cap%d", c)
+						}
+						r := s.do("POST", "/api/v1/hostnames", key, body)
+						mu.Lock()
+						defer mu.Unlock()
+						switch {
+						case r.status == 201:
+							ok++
+						case r.status == 429 && r.str("code") == "RATE_LIMITED":
+							refused++
+						default:
+							bad++
+							t.Errorf("create: %d %s", r.status, r.raw)
+						}
+					}()
+				}
+				wg.Wait()
+				if ok != want || refused != 64-want || bad != 0 {
+					t.Errorf("64 creates at once: %d minted, %d refused, %d failed; want %d and %d", ok, refused, bad, want, 64-want)
+				}
+				if hs, _ := s.must(200, "GET", "/api/v1/hostnames", key, nil).body["hostnames"].([]any); len(hs) != want {
+					t.Errorf("%d hostnames listed, want %d", len(hs), want)
+				}
+			})
+		})
+	}
+}

@@ -118,7 +118,8 @@ func (s *Service) Create(ctx context.Context, p *access.Principal, in CreateInpu
 		return nil, p.Require(access.HostnamesWrite, access.Target{})
 	}
 	var h *storage.Hostname
-	err = s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+	err = s.writeAccount(ctx, p.AccountID, func(ctx context.Context, tx *storage.Tx) error {
+		h = nil
 		acct, err := tx.LockAccount(ctx, p.AccountID)
 		if err != nil {
 			return err

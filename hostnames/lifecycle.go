@@ -206,7 +206,7 @@ func (s *Service) Renew(ctx context.Context, p *access.Principal, id string) (*s
 func (s *core) change(ctx context.Context, p *access.Principal, id string,
 	fn func(context.Context, *storage.Tx, *storage.Hostname, *account) error) (*storage.Hostname, error) {
 	var h *storage.Hostname
-	err := s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+	err := s.writeAccount(ctx, p.AccountID, func(ctx context.Context, tx *storage.Tx) error {
 		var err error
 		if h, err = s.changeable(ctx, tx, p, id); err != nil {
 			return err

@@ -113,6 +113,14 @@ func (s *core) write(ctx context.Context, fn func(ctx context.Context, tx *stora
 	return s.store.WriteVisible(ctx, fn)
 }
 
+// writeAccount is write for a write that holds its account's rows to the
+// end (a create: the cap; a change: the rate limits): concurrent ones of
+// the account share a commit (storage.WriteGrouped) instead of taking
+// turns on it.
+func (s *core) writeAccount(ctx context.Context, accountID string, fn func(ctx context.Context, tx *storage.Tx) error) error {
+	return s.store.WriteGroupedVisible(ctx, "account:"+accountID, fn)
+}
+
 // expiry is the expires_at of a hostname used at now (0: never, [P2]).
 func (s *core) expiry(now time.Time) int64 {
 	if !s.profile.IdleExpiry() {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 
+	"github.com/lib/pq"
 	"github.com/uptrace/bun"
 )
 
@@ -59,6 +60,14 @@ func (t *Tx) flush(ctx context.Context) error {
 		aIdx = len(parts)
 		parts = append(parts, t.tx.NewInsert().Model(row).Returning("id"))
 	}
+	pIdx, partRows := -1, make([]*AuditEntry, len(t.partAudits))
+	for i, a := range t.partAudits {
+		partRows[i] = a.row
+	}
+	if len(partRows) > 0 {
+		pIdx = len(parts)
+		parts = append(parts, t.tx.NewInsert().Model(&partRows).Returning("id"))
+	}
 	first := len(parts) // of the charges
 	for i := range t.charges {
 		parts = append(parts, t.chargeQuery(&t.charges[i]))
@@ -71,9 +80,17 @@ func (t *Tx) flush(ctx context.Context) error {
 		for i, q := range parts {
 			sel = sel.With(fmt.Sprintf("w%d", i), q)
 		}
-		var last, audited sql.NullInt64
+		var (
+			last, audited sql.NullInt64
+			partIDs       []int64
+		)
 		dest := []any{&last, &audited}
 		sel = sel.ColumnExpr(maxID(cIdx)).ColumnExpr(maxID(aIdx))
+		if pIdx >= 0 {
+			// Ids come from a sequence in the order the rows were listed.
+			sel = sel.ColumnExpr(fmt.Sprintf("(SELECT array_agg(id ORDER BY id) FROM w%d)", pIdx))
+			dest = append(dest, pq.Array(&partIDs))
+		}
 		for i := range t.charges {
 			sel = sel.ColumnExpr(fmt.Sprintf("(SELECT tat FROM w%d)", first+i))
 			dest = append(dest, &t.charges[i].tat)
@@ -84,6 +101,9 @@ func (t *Tx) flush(ctx context.Context) error {
 		t.last = max(t.last, last.Int64)
 		if row != nil {
 			row.ID = audited.Int64
+		}
+		for i := range min(len(partIDs), len(partRows)) {
+			partRows[i].ID = partIDs[i]
 		}
 	default: // SQLite, or one statement: no round trips to save
 		for i, q := range parts {
@@ -106,6 +126,10 @@ func (t *Tx) flush(ctx context.Context) error {
 	if row != nil {
 		t.audited = append(t.audited, row.ID)
 	}
+	for _, a := range t.partAudits {
+		a.part.rows = append(a.part.rows, a.row.ID)
+	}
+	t.partAudits = nil
 	return t.checkCharges()
 }
 

@@ -49,6 +49,7 @@ type Store struct {
 
 	notify *notifier // PostgreSQL: tells other nodes about commits
 	gate   writeGate // SQLite: writers wait their turn here
+	groups groups    // WriteGrouped's batches by key
 
 	readOnly bool // OpenReadOnly's: every write is refused
 }
@@ -228,19 +229,20 @@ func (s *Store) OnCommit(f func()) {
 // Tx is a write transaction.
 type Tx struct {
 	Queries
-	tx        bun.Tx
-	last      int64
-	later     []any           // rows to insert when fn is done (InsertLater)
-	charges   []charge        // token buckets to charge when fn is done (ChargeLater)
-	changes   []Change        // appended to the feed when fn is done
-	changed   map[string]bool // kind\x00ref already in changes
-	flushed   int             // changes already written
-	auditDone bool            // the audit entry is written (or none is due)
-	created   string          // the first object inserted, "<kind>:<id>", for the audit entry
-	touched   string          // the first object changed, likewise
-	noAudit   bool            // see NoAudit
-	audited   []int64         // the audit rows this transaction wrote
-	joined    bool            // WriteAll's: its parts are several rule calls
+	tx         bun.Tx
+	last       int64
+	later      []any           // rows to insert when fn is done (InsertLater)
+	charges    []charge        // token buckets to charge when fn is done (ChargeLater)
+	partAudits []partAudit     // the audit entries of a batch's parts (WriteGrouped)
+	changes    []Change        // appended to the feed when fn is done
+	changed    map[string]bool // kind\x00ref already in changes
+	flushed    int             // changes already written
+	auditDone  bool            // the audit entry is written (or none is due)
+	created    string          // the first object inserted, "<kind>:<id>", for the audit entry
+	touched    string          // the first object changed, likewise
+	noAudit    bool            // see NoAudit
+	audited    []int64         // the audit rows this transaction wrote
+	joined     bool            // WriteAll's: its parts are several rule calls
 }
 
 // NotifyChannel is the PostgreSQL channel on which writes announce changes.
@@ -344,18 +346,24 @@ func (s *Store) WriteVisible(ctx context.Context, fn func(ctx context.Context, t
 	if err != nil || id == 0 {
 		return err
 	}
+	s.waitApplied(ctx, id)
+	return nil
+}
+
+// waitApplied waits (up to visibleWait) until this node's feed has applied
+// change id. A late feed is logged, not an error: the write is committed.
+func (s *Store) waitApplied(ctx context.Context, id int64) {
 	s.mu.Lock()
 	f := s.feed
 	s.mu.Unlock()
 	if f == nil {
-		return nil
+		return
 	}
 	wctx, cancel := context.WithTimeout(ctx, visibleWait)
 	defer cancel()
 	if err := f.WaitApplied(wctx, id); err != nil {
 		f.log.Warn("change not applied on this node in time", "change", id, "err", err)
 	}
-	return nil
 }
 
 type joinKey struct{}

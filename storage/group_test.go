@@ -1,0 +1,126 @@
+package storage_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hostmint/hostmint/storage"
+)
+
+// Writes of one key arriving together share transactions; each keeps its
+// own answer and audit entry, and one that fails, before or after it
+// wrote, or on a row a constraint refuses, changes nothing while the
+// others commit.
+func TestWriteGrouped(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *storage.Store) {
+		refused := errors.New("refused by its rule")
+		const n = 96
+		if _, err := s.Write(t.Context(), func(ctx context.Context, tx *storage.Tx) error {
+			return tx.InsertAccount(ctx, &storage.Account{ID: "taken", Name: "x", Plan: "free", CreatedAt: 1})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		entries := make([]*storage.AuditEntry, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				e := &storage.AuditEntry{Actor: "test", Action: "POST /x", Status: 201}
+				entries[i] = e
+				ctx := storage.WithAudit(t.Context(), e)
+				_, errs[i] = s.WriteGrouped(ctx, "key", func(ctx context.Context, tx *storage.Tx) error {
+					a := &storage.Account{ID: fmt.Sprintf("a%03d", i), Name: "x", Plan: "free", CreatedAt: 1}
+					switch i % 4 {
+					case 1: // refused before writing
+						return refused
+					case 2: // refused after writing
+						if err := tx.InsertAccount(ctx, a); err != nil {
+							return err
+						}
+						return refused
+					case 3: // its put-off row breaks the primary key
+						a.ID = "taken"
+					}
+					tx.InsertLater(storage.KindAccount, a.ID, a)
+					return tx.Changed(ctx, storage.KindAccount, a.ID)
+				})
+			}()
+		}
+		wg.Wait()
+		for i, err := range errs {
+			want := error(nil)
+			switch {
+			case i%4 == 1, i%4 == 2:
+				want = refused
+			case i%4 == 3:
+				want = storage.ErrConflict
+			}
+			if !errors.Is(err, want) && !(want == nil && err == nil) {
+				t.Errorf("write %d: %v, want %v", i, err, want)
+			}
+			if got, wantRows := entries[i].Audited(), map[bool]int{true: 1, false: 0}[want == nil]; got != wantRows {
+				t.Errorf("write %d: audited %d times, want %d", i, got, wantRows)
+			}
+		}
+		accounts, err := s.Dump(t.Context(), "accounts")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(accounts) != n/4+1 { // every 4th, and "taken"
+			t.Errorf("%d accounts written, want %d", len(accounts), n/4+1)
+		}
+		audit, _ := s.Dump(t.Context(), "audit_log")
+		if len(audit) != n/4 {
+			t.Errorf("%d audit rows, want %d (one per committed write)", len(audit), n/4)
+		}
+		// Each entry knows its own row: the status set afterwards lands there.
+		for i, e := range entries {
+			if err := s.SetAuditStatus(t.Context(), e, 200+i); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rows, _ := s.Dump(t.Context(), "audit_log")
+		seen := map[string]bool{}
+		for _, r := range rows {
+			seen[r[len(r)-2]+"|"+r[5]] = true // status | object
+		}
+		for i := 0; i < n; i += 4 {
+			if key := fmt.Sprintf("%d|account:a%03d", 200+i, i); !seen[key] {
+				t.Errorf("no audit row with status %d for account a%03d: %v", 200+i, i, rows)
+				break
+			}
+		}
+		if s.Batches() == 0 {
+			t.Error("no two writes shared a transaction")
+		}
+		t.Logf("%d batches of more than one write", s.Batches())
+	})
+}
+
+// A caller that stops waiting gets an answer at once; the key's next
+// writes are not held up by it.
+func TestWriteGroupedGone(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *storage.Store) {
+		release := make(chan struct{})
+		go s.WriteGrouped(t.Context(), "k", func(ctx context.Context, tx *storage.Tx) error {
+			<-release
+			return nil
+		})
+		time.Sleep(50 * time.Millisecond)
+		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+		defer cancel()
+		if _, err := s.WriteGrouped(ctx, "k", func(ctx context.Context, tx *storage.Tx) error { return nil }); !errors.Is(err, storage.ErrUnavailable) {
+			t.Errorf("a caller whose deadline passed: %v, want ErrUnavailable", err)
+		}
+		close(release)
+		if _, err := s.WriteGrouped(t.Context(), "k", func(ctx context.Context, tx *storage.Tx) error { return nil }); err != nil {
+			t.Errorf("the next write: %v", err)
+		}
+	})
+}
