@@ -29,6 +29,27 @@ func TestP1RateLimitCreates(t *testing.T) {
 	})
 }
 
+// tally counts answers at once: accepted (want), refused 429 RATE_LIMITED,
+// and anything else, which fails the test.
+type tally struct {
+	mu               sync.Mutex
+	ok, refused, bad int
+}
+
+func (c *tally) add(t *testing.T, want int, r response) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case r.status == want:
+		c.ok++
+	case r.status == 429 && r.str("code") == "RATE_LIMITED":
+		c.refused++
+	default:
+		c.bad++
+		t.Errorf("%d %s, want %d or 429", r.status, r.raw, want)
+	}
+}
+
 // [P1] every door's updates of an account draw on one allowance (600 an
 // hour on the free plan): PUT, renew and dyndns2 alike. Past it each is
 // refused and changes nothing; 64 callers at once get exactly the
@@ -47,31 +68,20 @@ func TestP1RateLimitUpdates(t *testing.T) {
 			t.Fatalf("dyndns2: %d %q", a.status, a.body)
 		}
 		var (
-			wg               sync.WaitGroup
-			mu               sync.Mutex
-			ok, refused, bad int
+			wg  sync.WaitGroup
+			got tally
 		)
 		for c := range 64 {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				for i := range 10 {
-					r := s.do("PUT", "/api/v1/hostnames/"+ids[c%4], key, map[string]any{"ip": fmt.Sprintf("198.41.%d.%d", 10+c, i+1)})
-					mu.Lock()
-					switch {
-					case r.status == 200:
-						ok++
-					case r.status == 429 && r.str("code") == "RATE_LIMITED":
-						refused++
-					default:
-						bad++
-						t.Errorf("PUT: %d %s", r.status, r.raw)
-					}
-					mu.Unlock()
+					got.add(t, 200, s.do("PUT", "/api/v1/hostnames/"+ids[c%4], key, map[string]any{"ip": fmt.Sprintf("198.41.%d.%d", 10+c, i+1)}))
 				}
 			}()
 		}
 		wg.Wait()
+		ok, refused, bad := got.ok, got.refused, got.bad
 		refills := int(time.Since(first) / (6 * time.Second)) // on a slow machine
 		if ok < 598 || ok > 598+refills || ok+refused != 640 || bad != 0 {
 			t.Errorf("640 updates at once after 2: %d accepted, %d refused, %d failed; want 598 (+ %d refilled at most) and the rest refused",
@@ -108,9 +118,8 @@ func TestCapExactUnderConcurrency(t *testing.T) {
 					s.must(200, "PATCH", "/api/admin/accounts/"+id, s.admin, map[string]any{"cap": want})
 				}
 				var (
-					wg               sync.WaitGroup
-					mu               sync.Mutex
-					ok, refused, bad int
+					wg  sync.WaitGroup
+					got tally
 				)
 				for c := range 64 {
 					wg.Add(1)
@@ -120,21 +129,11 @@ func TestCapExactUnderConcurrency(t *testing.T) {
 						if profile == 2 {
 							body["subdomain"] = fmt.Sprintf("cap%d", c)
 						}
-						r := s.do("POST", "/api/v1/hostnames", key, body)
-						mu.Lock()
-						defer mu.Unlock()
-						switch {
-						case r.status == 201:
-							ok++
-						case r.status == 429 && r.str("code") == "RATE_LIMITED":
-							refused++
-						default:
-							bad++
-							t.Errorf("create: %d %s", r.status, r.raw)
-						}
+						got.add(t, 201, s.do("POST", "/api/v1/hostnames", key, body))
 					}()
 				}
 				wg.Wait()
+				ok, refused, bad := got.ok, got.refused, got.bad
 				if ok != want || refused != 64-want || bad != 0 {
 					t.Errorf("64 creates at once: %d minted, %d refused, %d failed; want %d and %d", ok, refused, bad, want, 64-want)
 				}
