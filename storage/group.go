@@ -115,6 +115,18 @@ func (s *Store) WriteGroupedVisible(ctx context.Context, key string, fn func(ctx
 	return nil
 }
 
+// WriteAllGrouped is WriteAll whose transactions of one key are committed
+// in batches, as WriteGrouped's writes are: a DNS UPDATE message is all or
+// nothing, and shares its commit with the other writes of its account.
+func (s *Store) WriteAllGrouped(ctx context.Context, key string, fn func(ctx context.Context, tx *Tx) error) error {
+	return s.WriteGroupedVisible(ctx, key, func(ctx context.Context, tx *Tx) error {
+		joined := tx.joined
+		tx.joined = true
+		defer func() { tx.joined = joined }()
+		return fn(context.WithValue(ctx, joinKey{}, tx), tx)
+	})
+}
+
 // drain runs key's batches until none waits.
 func (s *Store) drain(key string, k *groupKey) {
 	for {
