@@ -152,8 +152,9 @@ func (s *Store) runBatch(batch []*groupPart) {
 		p.done <- groupResult{last: last, err: err}
 		return
 	}
-	// The batch outlives no caller by much: its statements run under the
-	// first part's deadline, the others' are checked between parts.
+	// No one caller's deadline ends the batch (each part's statements run
+	// under its own, and a part whose caller left is skipped); batchTimeout
+	// does.
 	ctx, cancel := context.WithTimeout(WithoutAudit(context.WithoutCancel(batch[0].ctx)), batchTimeout)
 	defer cancel()
 	last, err := s.Write(ctx, func(ctx context.Context, t *Tx) error {
@@ -179,6 +180,11 @@ func (s *Store) runBatch(batch []*groupPart) {
 		switch {
 		case errors.Is(err, errBatchFailed):
 			p.done <- groupResult{err: p.err}
+		case errors.Is(err, ErrUnavailable):
+			// Perhaps lost with the commit's answer: running the writes
+			// again could make them twice. Each caller hears it, as a
+			// write alone would have.
+			p.done <- groupResult{err: err}
 		case err != nil:
 			p.done <- groupResult{alone: true}
 		case p.err != nil:
