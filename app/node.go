@@ -31,7 +31,7 @@ type Node struct {
 // openNode acquires the node of cfg (shared with any other configuration
 // on the same store).
 func openNode(ctx context.Context, cfg *Config, newIndex NewIndex) (*Node, error) {
-	key, err := certKey(cfg.CertKeyFile)
+	key, err := certKey(cfg.CertKeyFile, cfg.ReadOnly)
 	if err != nil {
 		return nil, err
 	}

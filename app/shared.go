@@ -115,49 +115,72 @@ const minAdminToken = 32
 // adminToken reads the admin token file, or writes a new random token to it
 // (mode 0600) when it does not exist.
 func adminToken(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	if err == nil {
-		if err := seal.CheckPrivate(path); err != nil {
-			return "", fmt.Errorf("admin_token_file: %w", err)
-		}
-		tok := strings.TrimSpace(string(b))
-		if len(tok) < minAdminToken {
-			return "", fmt.Errorf("admin_token_file %s: the token must be at least %d characters (this one has %d); "+
-				"delete the file to have a random one written", path, minAdminToken, len(tok))
-		}
-		return tok, nil
-	}
-	if !errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("admin_token_file: %w", err)
-	}
 	raw := make([]byte, 32)
 	rand.Read(raw)
-	tok := base64.RawURLEncoding.EncodeToString(raw)
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	if err := makeSecret(path, base64.RawURLEncoding.EncodeToString(raw)); err != nil {
 		return "", fmt.Errorf("admin_token_file: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, fs.ErrExist) {
-		return adminToken(path) // another node wrote it first
+	if err := seal.CheckPrivate(path); err != nil {
+		return "", fmt.Errorf("admin_token_file: %w", err)
 	}
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return "", fmt.Errorf("admin_token_file: %w", err)
 	}
-	if _, err := f.WriteString(tok + "\n"); err != nil {
-		f.Close()
-		return "", fmt.Errorf("admin_token_file: %w", err)
+	tok := strings.TrimSpace(string(b))
+	if len(tok) < minAdminToken {
+		return "", fmt.Errorf("admin_token_file %s: the token must be at least %d characters (this one has %d); "+
+			"delete the file to have a random one written", path, minAdminToken, len(tok))
 	}
-	return tok, f.Close()
+	return tok, nil
 }
 
-// certKey reads the encryption key file, if configured.
-func certKey(path string) (seal.Key, error) {
+// certKey reads the encryption key file, if configured. A writer whose file
+// does not exist yet writes a new random key there first, as it does the
+// admin token, so that DNSSEC, managed certificates and TSIG keys work from
+// the first start. A read-only node never makes one: what it opens was
+// sealed with the writers' key, which it must be given.
+func certKey(path string, readOnly bool) (seal.Key, error) {
 	if path == "" {
 		return nil, nil
 	}
+	if !readOnly {
+		raw := make([]byte, 32)
+		rand.Read(raw)
+		if err := makeSecret(path, base64.StdEncoding.EncodeToString(raw)); err != nil {
+			return nil, fmt.Errorf("cert_encryption_key_file: %w", err)
+		}
+	}
 	k, err := seal.LoadKey(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("cert_encryption_key_file %s does not exist: a read-only node opens keys with the writers' key, copy it here", path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cert_encryption_key_file: %w", err)
 	}
 	return k, nil
+}
+
+// makeSecret writes value to a new file at path (mode 0600, its directory
+// made), unless one is there already: another node of the same directory
+// writing it first is fine, its value is the one kept.
+func makeSecret(path, value string) error {
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		return nil // there (or unreadable: the read after says why)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(value + "\n"); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -26,7 +26,7 @@ func TSIGSecrets(cfg Config) (map[string]string, error) {
 	if n != nil && n.feed.Loaded() {
 		return n.keyring.Secrets(), nil
 	}
-	key, err := certKey(cfg.CertKeyFile)
+	key, err := certKey(cfg.CertKeyFile, cfg.ReadOnly)
 	if err != nil || len(key) == 0 {
 		return map[string]string{}, err
 	}

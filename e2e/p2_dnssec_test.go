@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hostmint/hostmint/storage"
 	"github.com/miekg/dns"
 )
 
@@ -157,4 +158,32 @@ func (s *server) queryDO(name string, qtype uint16) *dns.Msg {
 		s.t.Fatal(err)
 	}
 	return r
+}
+
+// A cert_encryption_key_file that does not exist yet is made at first start
+// (mode 0600), as Corefile.example's ./data/cert.key is on the README's
+// run command, so DNSSEC can be enabled at once; a restart keeps the key,
+// and the zone stays signed with it.
+func TestCertKeyMadeAtFirstStart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	kf := filepath.Join(dir, "data", "cert.key")
+	o := options{profile: 2, dialect: storage.SQLite, dir: dir, extra: []string{"cert_encryption_key_file " + kf}}
+	s := start(t, o)
+	fi, err := os.Stat(kf)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("key file after the first start: %v (mode %v), want mode 0600", err, fi.Mode().Perm())
+	}
+	s.team(t, "made.example.net")
+	id := s.domainID(t, "made.example.net")
+	s.must(200, "PATCH", "/api/admin/domains/"+id, s.admin, map[string]any{"dnssec": true})
+	before, _ := os.ReadFile(kf)
+	s.stop()
+	s = start(t, o)
+	if after, _ := os.ReadFile(kf); string(after) != string(before) {
+		t.Error("the key file changed on restart")
+	}
+	if m := s.query("made.example.net", dns.TypeDNSKEY, "udp"); m.Rcode != dns.RcodeSuccess || len(m.Answer) != 1 {
+		t.Errorf("DNSKEY after a restart: %v", m)
+	}
 }
