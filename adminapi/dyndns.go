@@ -77,7 +77,7 @@ func (s *Server) dynUpdate(w http.ResponseWriter, r *http.Request) {
 		writeText(w, http.StatusOK, dynNumhost)
 		return
 	}
-	addrs, ok := s.dynAddrs(r)
+	addrs, ok := s.dynFamilies(r)
 	if !ok {
 		noteCode(w, apierror.CodeBadRequest)
 		writeText(w, http.StatusOK, dynBadagent)
@@ -94,13 +94,13 @@ func (s *Server) dynUpdate(w http.ResponseWriter, r *http.Request) {
 	writeText(w, http.StatusOK, strings.Join(lines, "\n"))
 }
 
-// dynAddrs is the addresses a hostname is set to: the first IPv4 and the
-// first IPv6 of myip and myipv6 (profile 1: one of them, IPv4 first), or
-// the client's own address when neither is sent. ok is false when a value
-// is not an address.
-func (s *Server) dynAddrs(r *http.Request) (addrs []netip.Addr, ok bool) {
+// dynFamilies is what the request says of the addresses: the first IPv4
+// and the first IPv6 of myip and myipv6, or in myipv6 an IPv6 prefix (a
+// Fritz!Box's <ip6lanprefix>, "2001:db8:1:2::/64"), or the client's own
+// address when none is sent. What a family left out means is the rule's
+// (hostnames.SetFamilies). ok is false when a value is not an address.
+func (s *Server) dynFamilies(r *http.Request) (f hostnames.Families, ok bool) {
 	q := r.URL.Query()
-	var v4, v6 netip.Addr
 	var given []string
 	for _, field := range []string{"myip", "myipv6"} {
 		if v := q.Get(field); v != "" {
@@ -110,37 +110,42 @@ func (s *Server) dynAddrs(r *http.Request) (addrs []netip.Addr, ok bool) {
 	if len(given) == 0 {
 		a, ok := s.clientAddr(r)
 		if !ok {
-			return nil, false
+			return f, false
 		}
 		given = []string{a.String()}
 	}
 	for _, g := range given {
-		a, err := addrclass.Parse(strings.TrimSpace(g))
+		g = strings.TrimSpace(g)
+		if strings.Contains(g, "/") {
+			p, err := netip.ParsePrefix(g)
+			if err != nil || !p.Addr().Is6() {
+				return f, false
+			}
+			if !f.V6Prefix.IsValid() {
+				f.V6Prefix = p
+			}
+			continue
+		}
+		a, err := addrclass.Parse(g)
 		if err != nil {
-			return nil, false
+			return f, false
 		}
 		switch {
-		case a.Is4() && !v4.IsValid():
-			v4 = a
-		case a.Is6() && !v6.IsValid():
-			v6 = a
+		case a.Is4() && !f.V4.IsValid():
+			f.V4 = a
+		case a.Is6() && !f.V6.IsValid():
+			f.V6 = a
 		}
 	}
-	if v4.IsValid() {
-		addrs = append(addrs, v4)
-	}
-	if v6.IsValid() && (s.cfg.Profile.BothFamilies() || len(addrs) == 0) {
-		addrs = append(addrs, v6)
-	}
-	return addrs, true
+	return f, true
 }
 
 // dynOne updates one hostname and answers its line.
-func (s *Server) dynOne(ctx context.Context, p *access.Principal, name string, addrs []netip.Addr) (line, code string) {
+func (s *Server) dynOne(ctx context.Context, p *access.Principal, name string, addrs hostnames.Families) (line, code string) {
 	h, err := s.hostnames.FindWritable(ctx, p, name)
 	if err == nil {
 		var changed bool
-		if h, changed, err = s.hostnames.SetAddrs(ctx, p, h.ID, addrs); err == nil {
+		if h, changed, err = s.hostnames.SetFamilies(ctx, p, h.ID, addrs); err == nil {
 			word := dynNochg
 			if changed {
 				word = dynGood

@@ -3,10 +3,7 @@ package adminapi
 import (
 	"net/http/httptest"
 	"net/netip"
-	"strings"
 	"testing"
-
-	"github.com/hostmint/hostmint/profile"
 )
 
 // The client's address: the peer, unless a trusted proxy vouches for
@@ -55,40 +52,48 @@ func TestClientAddr(t *testing.T) {
 	}
 }
 
-// myip and myipv6: the first IPv4 and the first IPv6; profile 1 keeps one.
-func TestDynAddrs(t *testing.T) {
+// myip and myipv6: the first IPv4, the first IPv6 and an IPv6 prefix, as
+// sent; what they mean for the hostname is the rule's (SetFamilies).
+func TestDynFamilies(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		profile profile.Profile
-		query   string
-		want    string // comma-joined; "!" for badagent
+		query string
+		want  string // v4|v6|prefix; "!" for badagent
 	}{
-		{2, "myip=198.51.100.1", "198.51.100.1"},
-		{2, "myip=198.51.100.1,198.51.100.2,2001:db8::1,2001:db8::2", "198.51.100.1,2001:db8::1"},
-		{2, "myip=2001:db8::1&myipv6=2001:db8::2", "2001:db8::1"},
-		{2, "myip=198.51.100.1&myipv6=2001:db8::2", "198.51.100.1,2001:db8::2"},
-		{2, "", "192.0.2.9"}, // the peer
-		{2, "myip=198.51.100.300", "!"},
-		{2, "myip=198.51.100.1,", "!"},
-		{2, "myipv6=fe80::1%25eth0", "!"},
-		{1, "myip=2001:db8::1,198.51.100.1", "198.51.100.1"},
-		{1, "myipv6=2001:db8::1", "2001:db8::1"},
+		{"myip=198.51.100.1", "198.51.100.1||"},
+		{"myip=198.51.100.1,198.51.100.2,2001:db8::1,2001:db8::2", "198.51.100.1|2001:db8::1|"},
+		{"myip=2001:db8::1&myipv6=2001:db8::2", "|2001:db8::1|"},
+		{"myip=198.51.100.1&myipv6=2001:db8::2", "198.51.100.1|2001:db8::2|"},
+		{"myipv6=2001:db8:1:2::/64", "||2001:db8:1:2::/64"}, // a Fritz!Box's <ip6lanprefix>
+		{"myip=198.51.100.1&myipv6=2001:db8:1:2::/56", "198.51.100.1||2001:db8:1:2::/56"},
+		{"", "192.0.2.9||"}, // the peer
+		{"myip=198.51.100.300", "!"},
+		{"myip=198.51.100.1,", "!"},
+		{"myipv6=fe80::1%25eth0", "!"},
+		{"myipv6=198.51.100.0/24", "!"},
+		{"myipv6=2001:db8::/x", "!"},
 	}
 	for _, tt := range tests {
-		s := &Server{cfg: Config{Profile: tt.profile}}
+		s := &Server{}
 		r := httptest.NewRequest("GET", "/nic/update?"+tt.query, nil)
 		r.RemoteAddr = "192.0.2.9:5000"
-		addrs, ok := s.dynAddrs(r)
+		f, ok := s.dynFamilies(r)
 		got := "!"
 		if ok {
-			ss := make([]string, len(addrs))
-			for i, a := range addrs {
-				ss[i] = a.String()
+			got = addrText(f.V4) + "|" + addrText(f.V6) + "|"
+			if f.V6Prefix.IsValid() {
+				got += f.V6Prefix.String()
 			}
-			got = strings.Join(ss, ",")
 		}
 		if got != tt.want {
-			t.Errorf("profile %d %q: %q, want %q", tt.profile, tt.query, got, tt.want)
+			t.Errorf("%q: %q, want %q", tt.query, got, tt.want)
 		}
 	}
+}
+
+func addrText(a netip.Addr) string {
+	if !a.IsValid() {
+		return ""
+	}
+	return a.String()
 }

@@ -184,15 +184,16 @@ func (s *Server) routeTable() []route {
 			doc: "The dyndns2 protocol of routers, ddclient and inadyn, over the rules of PUT /api/v1/hostnames/{id}. " +
 				"HTTP Basic auth: the password is an API key with hostnames:write reaching the hostnames ([P1] the account's key), " +
 				"the username is ignored. Query `hostname` (comma-separated, at most 20), `myip` (comma-separated; the first IPv4 " +
-				"and the first IPv6 are used) and `myipv6`; with neither, the client's address (the TCP peer, or behind a " +
+				"and the first IPv6 are used) and `myipv6` (an address, or an IPv6 prefix of at most /64 that replaces the prefix of the " +
+				"hostname's IPv6 and keeps its interface identifier); with neither, the client's address (the TCP peer, or behind a " +
 				"`trusted_proxy` the right-most X-Forwarded-For entry that is not a trusted proxy). Answers text/plain, HTTP 200, " +
 				"one line per hostname in request order: `good <addresses>` (changed), `nochg <addresses>` (already so; [P2] " +
 				"nothing is written, [P1] the idle expiry is renewed as by any authenticated use), `nohost` (not a hostname this key " +
 				"may update), `notfqdn` (not a fully qualified name, or no hostname), `badagent` (an address that is not one), " +
-				"`abuse` ([P2] over the team's update rate, or suspended; [P1] reviving an expired hostname past the cap), `dnserr` ([P2] the address class is fixed for life), " +
+				"`abuse` ([P2] over the team's update rate, or suspended; [P1] over the account's hourly update allowance, or reviving an expired hostname past the cap), `dnserr` ([P2] the address class is fixed for life), " +
 				"`!donator` ([P1] private addresses need the Business plan), `911` (database unavailable; retry later); " +
-				"more than 20 hostnames: the single line `numhost`. [P2] An IPv4 and an IPv6 together become the hostname's A and " +
-				"AAAA; [P1] a hostname has one address, the IPv4 if one was given, else the IPv6. Missing or wrong credentials: " +
+				"more than 20 hostnames: the single line `numhost`. [P2] An IPv4 and an IPv6 become the hostname's A and " +
+				"AAAA, and a family the request does not name keeps its address (routers that send each family separately stay dual-stack); [P1] a hostname has one address, the IPv4 if one was given, else the IPv6. Missing or wrong credentials: " +
 				"401 `badauth` with WWW-Authenticate Basic.",
 			ok: 200, errors: []int{401}, raw: s.dynUpdate, rawType: "text/plain", dyndns: true},
 		{method: "GET", path: "/api/nic/update", summary: "Dynamic DNS update (dyndns2), under /api",

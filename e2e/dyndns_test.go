@@ -127,14 +127,24 @@ func TestDynDNSP2(t *testing.T) {
 				s.resolves(home, dns.TypeAAAA, "2606:4700::1")
 			}},
 		{name: "myip and myipv6", key: key, query: "hostname=" + home + "&myip=198.41.0.6&myipv6=2606:4700::1", want: "nochg 198.41.0.6,2606:4700::1"},
-		{name: "IPv6 only drops the IPv4", key: key, query: "hostname=" + home + "&myipv6=2606:4700::2", want: "good 2606:4700::2", then: func(t *testing.T) {
+		// Routers that send each family in a request of its own keep both.
+		{name: "IPv6 alone keeps the IPv4", key: key, query: "hostname=" + home + "&myipv6=2606:4700::2", want: "good 198.41.0.6,2606:4700::2", then: func(t *testing.T) {
 			s.resolves(home, dns.TypeAAAA, "2606:4700::2")
-			s.resolves(home, dns.TypeA)
+			s.resolves(home, dns.TypeA, "198.41.0.6")
 		}},
-		{name: "/api/nic/update is the same", path: "/api/nic/update", key: key, query: "hostname=" + home + "&myip=198.41.0.7", want: "good 198.41.0.7"},
+		{name: "/api/nic/update is the same; IPv4 alone keeps the IPv6", path: "/api/nic/update", key: key, query: "hostname=" + home + "&myip=198.41.0.7",
+			want: "good 198.41.0.7,2606:4700::2"},
+		// A Fritz!Box: update URL .../nic/update?hostname=<domain>&myip=<ipaddr>&myipv6=<ip6lanprefix>.
+		{name: "Fritz!Box: IPv4 and the LAN prefix keep the interface identifier", key: key,
+			query: "hostname=" + home + "&myip=198.41.0.7&myipv6=2606:4700:9:8::/64", want: "good 198.41.0.7,2606:4700:9:8::2"},
+		// inadyn (its dyndns2 plugin) and OPNsense's ddclient send one address in myip, each family in turn.
+		{name: "inadyn: the IPv6 in myip", key: key, query: "hostname=" + home + "&myip=2606:4700:9:8::5", want: "good 198.41.0.7,2606:4700:9:8::5"},
+		{name: "inadyn: then the IPv4", key: key, query: "hostname=" + home + "&myip=198.41.0.6", want: "good 198.41.0.6,2606:4700:9:8::5"},
+		{name: "a prefix on a name with no IPv6", key: key, query: "hostname=" + office + "&myipv6=2606:4700:9:8::/64", want: "badagent"},
+		{name: "a prefix longer than /64", key: key, query: "hostname=" + home + "&myipv6=2606:4700:9:8::/96", want: "badagent"},
 		{name: "several hostnames, in request order", key: key,
 			query: "hostname=" + strings.Join([]string{office, theirs, "nope.dyn.example.net", "nodots", home}, ",") + "&myip=198.41.0.8",
-			want:  "good 198.41.0.8\nnohost\nnohost\nnotfqdn\ngood 198.41.0.8", then: func(t *testing.T) {
+			want:  "good 198.41.0.8\nnohost\nnohost\nnotfqdn\ngood 198.41.0.8,2606:4700:9:8::5", then: func(t *testing.T) {
 				s.resolves(office, dns.TypeA, "198.41.0.8")
 				s.resolves(theirs, dns.TypeA, "198.41.0.40")
 			}},

@@ -59,6 +59,15 @@ func (s *Service) FindWritable(ctx context.Context, p *access.Principal, name st
 	return h, nil
 }
 
+// Families is what a dyndns2 request says of a hostname's addresses, by
+// family: an IPv4, an IPv6, or an IPv6 prefix (at most /64) whose bits
+// replace the current IPv6 address's, keeping its interface identifier.
+// A family the request does not name stays as it is ([P2]).
+type Families struct {
+	V4, V6   netip.Addr
+	V6Prefix netip.Prefix
+}
+
 // SetAddrs points the hostname at exactly addrs, under the rules of Update:
 // [P2] at most one IPv4 and one IPv6 (dual stack), all of the hostname's
 // class for life (409 otherwise), the team's update rate (429), suspended
@@ -72,7 +81,38 @@ func (s *Service) SetAddrs(ctx context.Context, p *access.Principal, id string, 
 	if err := checkAddrs(s.profile, addrs); err != nil {
 		return nil, false, err
 	}
+	return s.setAddrs(ctx, p, id, func(*storage.Hostname) ([]netip.Addr, error) { return addrs, nil })
+}
+
+// SetFamilies is SetAddrs for what a dyndns2 request says: [P2] a family f
+// leaves out keeps its address (a router that sends IPv4 and IPv6 in
+// separate requests keeps both), and an IPv6 prefix keeps the current IPv6
+// address's interface identifier; [P1] the one address, the IPv4 if f has
+// one.
+func (s *Service) SetFamilies(ctx context.Context, p *access.Principal, id string, f Families) (h *storage.Hostname, changed bool, err error) {
+	if !f.V4.IsValid() && !f.V6.IsValid() && !f.V6Prefix.IsValid() {
+		return nil, false, apierror.BadRequest("an address is required")
+	}
+	if f.V6Prefix.IsValid() && (!f.V6Prefix.Addr().Is6() || f.V6Prefix.Bits() > 64) {
+		return nil, false, apierror.BadRequest("an IPv6 prefix is at most /64, got %s", f.V6Prefix)
+	}
+	return s.setAddrs(ctx, p, id, func(h *storage.Hostname) ([]netip.Addr, error) {
+		addrs, err := s.familiesOf(h, f)
+		if err != nil {
+			return nil, err
+		}
+		return addrs, checkAddrs(s.profile, addrs)
+	})
+}
+
+// setAddrs points the hostname at the addresses pick gives for it as it
+// stands in the write's transaction (see SetAddrs).
+func (s *Service) setAddrs(ctx context.Context, p *access.Principal, id string, pick func(*storage.Hostname) ([]netip.Addr, error)) (h *storage.Hostname, changed bool, err error) {
 	h, err = s.change(ctx, p, id, func(ctx context.Context, tx *storage.Tx, h *storage.Hostname, acct *account) error {
+		addrs, err := pick(h)
+		if err != nil {
+			return err
+		}
 		changed = !pointsAt(h, addrs, "")
 		if !s.profile.BothFamilies() {
 			a := addrs[0]
@@ -102,6 +142,63 @@ func (s *Service) SetAddrs(ctx context.Context, p *access.Principal, id string, 
 		return nil, false, err
 	}
 	return h, changed, nil
+}
+
+// familiesOf is the addresses h is to have after f: [P2] one of each
+// family f or h has, IPv4 first; [P1] the one address f gives.
+func (s *Service) familiesOf(h *storage.Hostname, f Families) ([]netip.Addr, error) {
+	var cur4, cur6 netip.Addr
+	for _, a := range h.ServedAddrs() {
+		if a.Is4() {
+			cur4 = a
+		} else {
+			cur6 = a
+		}
+	}
+	v6 := f.V6
+	if !v6.IsValid() && f.V6Prefix.IsValid() {
+		if !cur6.IsValid() {
+			return nil, apierror.BadRequest("hostname %s has no IPv6 address whose interface identifier the prefix %s could keep; send the whole address",
+				h.Name, f.V6Prefix)
+		}
+		v6 = withPrefix(f.V6Prefix, cur6)
+	}
+	if !s.profile.BothFamilies() {
+		if f.V4.IsValid() {
+			return []netip.Addr{f.V4}, nil
+		}
+		return []netip.Addr{v6}, nil
+	}
+	v4 := f.V4
+	if !v4.IsValid() {
+		v4 = cur4
+	}
+	if !v6.IsValid() {
+		v6 = cur6
+	}
+	var addrs []netip.Addr
+	for _, a := range []netip.Addr{v4, v6} {
+		if a.IsValid() {
+			addrs = append(addrs, a)
+		}
+	}
+	return addrs, nil
+}
+
+// withPrefix is a with its first p.Bits() bits replaced by p's.
+func withPrefix(p netip.Prefix, a netip.Addr) netip.Addr {
+	pb, ab := p.Masked().Addr().As16(), a.As16()
+	for i := range 16 {
+		keep := byte(0xff) // the bits of a kept in byte i
+		switch bits := p.Bits() - 8*i; {
+		case bits >= 8:
+			keep = 0
+		case bits > 0:
+			keep = 0xff >> bits
+		}
+		ab[i] = pb[i]&^keep | ab[i]&keep
+	}
+	return netip.AddrFrom16(ab)
 }
 
 // checkAddrs refuses what a profile cannot store: a profile-1 hostname has
