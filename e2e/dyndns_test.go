@@ -326,6 +326,13 @@ func TestDynDNSDDClient(t *testing.T) {
 		t.Errorf("use=web with /api/v1/myip did not update:\n%s", out)
 	}
 	s.resolves(lan, dns.TypeA, "127.0.0.1")
+	// A router's second ddclient run for its IPv6 keeps the IPv4 the first set.
+	os.Remove(filepath.Join(dir, name+".cache"))
+	if out := run(t, key, name, "2606:4700::77"); !strings.Contains(out, "good: IP address set to 2606:4700::77") {
+		t.Errorf("ddclient with an IPv6 did not update:\n%s", out)
+	}
+	s.resolves(name, dns.TypeAAAA, "2606:4700::77")
+	s.resolves(name, dns.TypeA, "198.41.0.77")
 }
 
 // A hostname released while dyndns2 updates for it are in flight: every
