@@ -363,3 +363,48 @@ func TestDynDNSReleaseRace(t *testing.T) {
 		}
 	}
 }
+
+// inadyn, the Debian package, with its custom dyndns2 provider as the
+// README configures it, sends each family in a request of its own (its
+// address from a command here, not from the internet): the hostname keeps
+// both.
+func TestDynDNSInadyn(t *testing.T) {
+	t.Parallel()
+	bin, err := exec.LookPath("inadyn")
+	if err != nil {
+		t.Fatal("inadyn is not installed: run scripts/test-deps.sh")
+	}
+	s := start(t, options{profile: 2})
+	_, key := s.team(t, "inadyn.example.net")
+	name := s.must(201, "POST", "/api/v1/hostnames", key, map[string]any{"ip": "198.41.0.4", "subdomain": "home"}).str("hostname")
+	u, _ := url.Parse(s.api)
+	dir := t.TempDir()
+	run := func(addr string) string {
+		conf := filepath.Join(dir, "inadyn.conf")
+		text := strings.Join([]string{
+			"allow-ipv6 = true",
+			"custom hostmint {",
+			`    username = "x"`,
+			`    password = "` + key + `"`,
+			`    ddns-server = "` + u.Host + `"`,
+			`    ddns-path = "/nic/update?hostname=%h&myip=%i"`,
+			"    ssl = false",
+			`    hostname = "` + name + `"`,
+			"}", "",
+		}, "\n")
+		if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out, _ := exec.Command(bin, "--once", "--foreground", "--force", "-l", "debug", "-f", conf,
+			"--cache-dir", dir, "-P", filepath.Join(dir, "inadyn.pid"), "-c", "echo "+addr).CombinedOutput()
+		return string(out)
+	}
+	if out := run("198.41.0.55"); !strings.Contains(out, "good 198.41.0.55") {
+		t.Fatalf("inadyn's IPv4 update:\n%s", out)
+	}
+	if out := run("2606:4700::55"); !strings.Contains(out, "good 198.41.0.55,2606:4700::55") {
+		t.Fatalf("inadyn's IPv6 update:\n%s", out)
+	}
+	s.resolves(name, dns.TypeA, "198.41.0.55")
+	s.resolves(name, dns.TypeAAAA, "2606:4700::55")
+}

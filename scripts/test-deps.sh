@@ -4,7 +4,7 @@
 # the ACME pieces: Pebble (a test CA), certbot and the lego CLI; dnsperf, and
 # Knot and PowerDNS with its PostgreSQL backend (make bench's peers);
 # chromium and node with playwright-core (the dashboard's browser test);
-# ddclient (the dyndns2 client test, e2e/dyndns_test.go); Knot, BIND and NSD
+# ddclient and inadyn (the dyndns2 client tests, e2e/dyndns_test.go); Knot, BIND and NSD
 # (secondaries for the zone transfer tests); knsupdate and certbot's rfc2136
 # plugin (the DNS UPDATE tests).
 # Safe to run again; needs root (or sudo) only when something is missing.
@@ -23,6 +23,7 @@ command -v chromium >/dev/null || missing+=(chromium)
 command -v node >/dev/null || missing+=(nodejs)
 command -v npm >/dev/null || missing+=(npm)
 command -v ddclient >/dev/null || missing+=(ddclient)
+command -v inadyn >/dev/null || missing+=(inadyn)
 # Secondaries for the zone transfer tests (e2e/transfer_test.go). Debian's
 # packages do not start their services where policy-rc.d forbids it; the
 # tests run their own on loopback.
@@ -57,7 +58,7 @@ fi
 
 # Nor do they start at boot, or stay up if an earlier install started them:
 # a system knotd or pdns_server on port 53 is nothing the tests want.
-for svc in knot pdns; do
+for svc in knot pdns inadyn; do
   if command -v systemctl >/dev/null && systemctl is-enabled --quiet "$svc" 2>/dev/null; then
     echo "test-deps: disabling the $svc service"
     sudo_ systemctl disable --quiet "$svc" 2>/dev/null || true
