@@ -28,7 +28,7 @@ FUZZTIME ?= 10s
 fuzz: test-deps
 	FUZZTIME=$(FUZZTIME) ./scripts/fuzz.sh
 
-# The performance table (README "Performance"): DNS q/s against CoreDNS's
+# The performance table (docs/performance.md): DNS q/s against CoreDNS's
 # file plugin and signed, start-up and memory on SQLite and PostgreSQL, API
 # latency with 16 clients, signed DNS UPDATE beside it, propagation between
 # two nodes; at 10 k, 100 k and 1 M names. Then the large account: creates into one account in bands of

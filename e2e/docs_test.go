@@ -101,23 +101,26 @@ func TestDocumentsBothProfiles(t *testing.T) {
 	}
 }
 
-// Every address the README and /llms-full.txt give as a hostname's is one
+// Every address the documents and /llms-full.txt give as a hostname's is one
 // the service serves as a public address: an example a reader copies must
 // not answer 403 or !donator. The one exception is the [P2] example of a
 // private-class hostname, which says so.
 func TestDocumentedAddressesArePublic(t *testing.T) {
 	t.Parallel()
 	s := start(t, options{})
-	readme, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
+	docs := map[string][]byte{"/llms-full.txt": s.must(200, "GET", "/llms-full.txt", "", nil).raw}
+	for _, f := range docFiles(t) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs[f] = b
 	}
-	llms := s.must(200, "GET", "/llms-full.txt", "", nil).raw
 	private := map[string]bool{"192.168.1.20": true} // README: a P2 private-class hostname
 	contexts := regexp.MustCompile(`"ip": ?"([^"]+)"|myip=([0-9a-fA-F.:]+)|[^a-z]ip=([0-9a-fA-F.:]+)|IP address set to ([0-9a-fA-F.:]+)|` +
 		`(?:serve|see) \[([0-9a-fA-F.:]+)\]|"ipv[46]hint": ?\["([^"]+)"`)
 	seen := 0
-	for name, doc := range map[string][]byte{"README.md": readme, "/llms-full.txt": llms} {
+	for name, doc := range docs {
 		for _, m := range contexts.FindAllStringSubmatch(string(doc), -1) {
 			for _, v := range m[1:] {
 				if v == "" {

@@ -10,7 +10,7 @@ import (
 // INTO, which reads one snapshot while the service keeps writing (WAL) and
 // writes a compact database that opens as a store as it is. file must not
 // exist: VACUUM INTO never overwrites, and neither should a backup.
-// PostgreSQL stores are backed up with pg_dump (README, Operations).
+// PostgreSQL stores are backed up with pg_dump (docs/operations.md, Backups).
 func (s *Store) Backup(ctx context.Context, file string) error {
 	if s.dialect != SQLite {
 		return fmt.Errorf("storage: backup of a %s store: use pg_dump", s.dialect)
