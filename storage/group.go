@@ -48,14 +48,20 @@ type groupPart struct {
 	ctx  context.Context
 	fn   func(ctx context.Context, tx *Tx) error
 	done chan groupResult
-	err  error   // the part's own error in the batch's transaction
-	rows []int64 // its audit rows, once committed
+	// taken (under groups.mu) once a batch has the part: from then on its
+	// caller waits for the answer even if it stops waiting for the write,
+	// so that nothing it shares with fn is touched after it returned.
+	// gone: the caller left before that; the part is never run.
+	taken, gone bool
+	err         error   // the part's own error in the batch's transaction
+	rows        []int64 // its audit rows, once committed
 }
 
 type groupResult struct {
 	last  int64
 	err   error
-	alone bool // the batch failed as a whole: run the write alone
+	rows  []int64 // the audit rows that recorded it
+	alone bool    // the batch failed as a whole: run the write alone
 }
 
 // errBatchFailed rolls back a batch none of whose writes succeeded.
@@ -91,11 +97,20 @@ func (s *Store) WriteGrouped(ctx context.Context, key string, fn func(ctx contex
 	select {
 	case r = <-p.done:
 	case <-ctx.Done():
-		// Its batch may still commit it; the caller has gone either way.
-		return 0, fmt.Errorf("%w: %v", ErrUnavailable, ctx.Err())
+		s.groups.mu.Lock()
+		if !p.taken {
+			p.gone = true // never run: the caller is told at once
+			s.groups.mu.Unlock()
+			return 0, fmt.Errorf("%w: %v", ErrUnavailable, ctx.Err())
+		}
+		s.groups.mu.Unlock()
+		r = <-p.done // running: its batch answers within batchTimeout
 	}
 	if r.alone {
 		return s.Write(ctx, fn)
+	}
+	if e, _ := ctx.Value(auditKey{}).(*AuditEntry); e != nil {
+		e.ids = append(e.ids, r.rows...)
 	}
 	return r.last, r.err
 }
@@ -131,8 +146,15 @@ func (s *Store) WriteAllGrouped(ctx context.Context, key string, fn func(ctx con
 func (s *Store) drain(key string, k *groupKey) {
 	for {
 		s.groups.mu.Lock()
-		batch := k.waiting[:min(len(k.waiting), maxGroup)]
-		k.waiting = k.waiting[len(batch):]
+		var batch []*groupPart
+		for len(k.waiting) > 0 && len(batch) < maxGroup {
+			p := k.waiting[0]
+			k.waiting = k.waiting[1:]
+			if !p.gone {
+				p.taken = true
+				batch = append(batch, p)
+			}
+		}
 		if len(batch) == 0 {
 			k.running = false
 			delete(s.groups.keys, key)
@@ -148,13 +170,22 @@ func (s *Store) drain(key string, k *groupKey) {
 func (s *Store) runBatch(batch []*groupPart) {
 	if len(batch) == 1 { // nothing to share: as Write would, meanwhile others gather
 		p := batch[0]
-		last, err := s.Write(p.ctx, p.fn)
-		p.done <- groupResult{last: last, err: err}
+		e, _ := p.ctx.Value(auditKey{}).(*AuditEntry)
+		var before int
+		if e != nil {
+			before = len(e.ids)
+		}
+		last, err := s.Write(p.ctx, func(ctx context.Context, t *Tx) error { return runPart(p, ctx, t) })
+		r := groupResult{last: last, err: err}
+		if e != nil { // Write noted them on the entry; the caller does that
+			r.rows, e.ids = e.ids[before:], e.ids[:before]
+		}
+		p.done <- r
 		return
 	}
-	// No one caller's deadline ends the batch (each part's statements run
-	// under its own, and a part whose caller left is skipped); batchTimeout
-	// does.
+	// No one caller's deadline ends the batch: each part's statements run
+	// under the batch's (batchTimeout), and a part whose caller left before
+	// it began is skipped.
 	ctx, cancel := context.WithTimeout(WithoutAudit(context.WithoutCancel(batch[0].ctx)), batchTimeout)
 	defer cancel()
 	last, err := s.Write(ctx, func(ctx context.Context, t *Tx) error {
@@ -165,7 +196,13 @@ func (s *Store) runBatch(batch []*groupPart) {
 				p.err = fmt.Errorf("%w: %v", ErrUnavailable, err)
 				continue
 			}
-			p.err = t.part(ctx, p, i)
+			var broken error
+			if p.err, broken = t.part(ctx, p, i); broken != nil {
+				// The transaction is not what the parts before left (a
+				// savepoint gone with a statement the driver aborted):
+				// nothing of it may commit.
+				return fmt.Errorf("%w: %v", errBatchBroken, broken)
+			}
 			ok = ok || p.err == nil
 		}
 		if !ok {
@@ -178,8 +215,12 @@ func (s *Store) runBatch(batch []*groupPart) {
 	}
 	for _, p := range batch {
 		switch {
+		case errors.Is(err, errBatchFailed) && retryable(p.err):
+			p.done <- groupResult{alone: true} // its savepoint is gone: again, alone
 		case errors.Is(err, errBatchFailed):
 			p.done <- groupResult{err: p.err}
+		case errors.Is(err, errBatchBroken):
+			p.done <- groupResult{alone: true} // rolled back before any commit
 		case errors.Is(err, ErrUnavailable):
 			// Perhaps lost with the commit's answer: running the writes
 			// again could make them twice. Each caller hears it, as a
@@ -187,45 +228,61 @@ func (s *Store) runBatch(batch []*groupPart) {
 			p.done <- groupResult{err: err}
 		case err != nil:
 			p.done <- groupResult{alone: true}
+		case p.err != nil && retryable(p.err):
+			// A deadlock or serialisation failure rolled back to its
+			// savepoint: Write would have run it again, so it runs alone.
+			p.done <- groupResult{alone: true}
 		case p.err != nil:
 			p.done <- groupResult{err: p.err}
 		default:
-			if e, _ := p.ctx.Value(auditKey{}).(*AuditEntry); e != nil {
-				e.ids = append(e.ids, p.rows...)
-			}
-			p.done <- groupResult{last: last}
+			p.done <- groupResult{last: last, rows: p.rows}
 		}
 	}
 }
+
+// errBatchBroken rolls back a batch whose transaction a part left unusable.
+var errBatchBroken = errors.New("storage: the batch's transaction broke")
 
 // part runs p's write as the i-th part of t, in a savepoint: on error the
 // database and t's own queues are as they were before it. Its audit entry
 // (the one of p's context) is queued for t's flush, and the rows it put
 // off are written before the next part, so that the next part sees them
 // (a cap counts them) and a constraint they break fails this part only.
-func (t *Tx) part(ctx context.Context, p *groupPart, i int) error {
+// The part's statements run under ctx, the batch's context with the
+// part's values: a caller that stops waiting must not have the driver
+// abort a statement of the shared transaction. broken reports that the
+// transaction itself failed (its savepoint could not be set or restored).
+func (t *Tx) part(ctx context.Context, p *groupPart, i int) (err, broken error) {
 	sp := fmt.Sprintf("part%d", i)
 	if _, err := t.tx.ExecContext(ctx, "SAVEPOINT "+sp); err != nil {
-		return mapErr(err)
+		return nil, err
 	}
+	pctx, cancel := context.WithDeadline(context.WithoutCancel(p.ctx), deadline(ctx))
+	defer cancel()
 	changes, changed, charges := len(t.changes), maps.Clone(t.changed), slices.Clone(t.charges)
 	t.created, t.touched, t.noAudit = "", "", false
-	err := runPart(p, t)
+	err = runPart(p, pctx, t)
 	if err == nil {
-		err = t.insertLater(p.ctx)
+		err = t.insertLater(pctx)
 	}
 	if err != nil {
 		t.later = nil
 		t.changes, t.changed, t.charges = t.changes[:changes], changed, charges
 		if _, rerr := t.tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT "+sp); rerr != nil {
-			return errors.Join(mapErr(err), mapErr(rerr))
+			return mapErr(err), rerr
 		}
-		return mapErr(err)
+		return mapErr(err), nil
 	}
-	if row := t.auditRow(p.ctx); row != nil {
+	if row := t.auditRow(pctx); row != nil {
 		t.partAudits = append(t.partAudits, partAudit{row: row, part: p})
 	}
-	return nil
+	return nil, nil
+}
+
+// deadline is ctx's deadline (the batch always has one).
+func deadline(ctx context.Context) time.Time {
+	d, _ := ctx.Deadline()
+	return d
 }
 
 // partAudit is a part's audit entry, queued for the batch's flush.
@@ -234,13 +291,13 @@ type partAudit struct {
 	part *groupPart
 }
 
-// runPart runs p's write on t. A panic in it fails that part, as net/http
-// would fail its request, instead of the process that runs the batch.
-func runPart(p *groupPart, t *Tx) (err error) {
+// runPart runs p's write on t under ctx. A panic in it fails that write, as
+// net/http would fail its request, not the process that runs the batches.
+func runPart(p *groupPart, ctx context.Context, t *Tx) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("storage: a write of the batch panicked: %v", r)
+			err = fmt.Errorf("storage: a write panicked: %v", r)
 		}
 	}()
-	return p.fn(p.ctx, t)
+	return p.fn(ctx, t)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -121,6 +122,55 @@ func TestWriteGroupedGone(t *testing.T) {
 		close(release)
 		if _, err := s.WriteGrouped(t.Context(), "k", func(ctx context.Context, tx *storage.Tx) error { return nil }); err != nil {
 			t.Errorf("the next write: %v", err)
+		}
+	})
+}
+
+// A caller that stops waiting once its write has begun in a batch waits
+// for the batch, whose statements its leaving does not abort: the parts
+// before it stay committed and it hears the outcome. A write that panics
+// fails alone.
+func TestWriteGroupedPartsHold(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *storage.Store) {
+		release := make(chan struct{})
+		go s.WriteGrouped(t.Context(), "k", func(ctx context.Context, tx *storage.Tx) error {
+			<-release // holds the key while the next writes gather into one batch
+			return nil
+		})
+		time.Sleep(50 * time.Millisecond)
+		insert := func(ctx context.Context, tx *storage.Tx, id string) error {
+			return tx.InsertAccount(ctx, &storage.Account{ID: id, Name: "x", Plan: "free", CreatedAt: 1})
+		}
+		errs := make([]error, 3)
+		var wg sync.WaitGroup
+		for i, fn := range []func(ctx context.Context, tx *storage.Tx) error{
+			func(ctx context.Context, tx *storage.Tx) error { return insert(ctx, tx, "first") },
+			func(ctx context.Context, tx *storage.Tx) error {
+				time.Sleep(150 * time.Millisecond) // its caller leaves meanwhile
+				return insert(ctx, tx, "left")
+			},
+			func(ctx context.Context, tx *storage.Tx) error { panic("a bug in a rule") },
+		} {
+			wg.Add(1)
+			ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+			if i != 1 { // only the second caller leaves
+				ctx, cancel = context.WithCancel(t.Context())
+			}
+			go func() {
+				defer wg.Done()
+				defer cancel()
+				_, errs[i] = s.WriteGrouped(ctx, "k", fn)
+			}()
+			time.Sleep(10 * time.Millisecond)
+		}
+		close(release)
+		wg.Wait()
+		if errs[0] != nil || errs[1] != nil || errs[2] == nil || !strings.Contains(errs[2].Error(), "panicked") {
+			t.Errorf("answers %v; want the first two committed and the panic an error of its own", errs)
+		}
+		accounts, _ := s.Dump(t.Context(), "accounts")
+		if len(accounts) != 2 {
+			t.Errorf("%d accounts committed, want 2 (first and left)", len(accounts))
 		}
 	})
 }

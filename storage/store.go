@@ -252,6 +252,9 @@ const NotifyChannel = "hostmint_changes"
 // transaction and object. The rows are written when the transaction's work
 // is done, together with its audit entry (see flush).
 func (t *Tx) Changed(_ context.Context, kind, ref string) error {
+	if t.touched == "" { // even if already noted: a batch's later part names its own object
+		t.touched = kind + ":" + ref
+	}
 	key := kind + "\x00" + ref
 	if t.changed[key] {
 		return nil
@@ -261,9 +264,6 @@ func (t *Tx) Changed(_ context.Context, kind, ref string) error {
 	}
 	t.changed[key] = true
 	t.changes = append(t.changes, Change{Kind: kind, Ref: ref, CreatedAt: time.Now().UnixMilli()})
-	if t.touched == "" {
-		t.touched = kind + ":" + ref
-	}
 	return nil
 }
 

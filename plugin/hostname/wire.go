@@ -1,6 +1,7 @@
 package hostname
 
 import (
+	"reflect"
 	"sync"
 	"time"
 	"unsafe"
@@ -87,19 +88,43 @@ func wireFlags(r *dns.Msg) (uint8, bool) {
 }
 
 // rawWriter is how to send packed bytes to w: nil when a plugin before
-// this one wrapped w to read the messages it sends (log, cache, dnstap):
-// they get messages. prometheus's recorder only counts, and is told the
-// rcode (rec).
+// this one wrapped w to read the messages it sends (log, cache, dnstap,
+// nsid): they get messages. Between the server's writer and this plugin
+// may stand only what passes bytes on: CoreDNS's own per-plugin wrapper
+// (plugin.NextOrFailure's, which notes the plugin that wrote), and
+// prometheus's recorder, which counts and is told the rcode (rec). out is
+// w itself, so that each of them sees the write.
 func rawWriter(w dns.ResponseWriter) (out dns.ResponseWriter, rec *metrics.Recorder) {
-	switch rw := w.(type) {
-	case *request.ScrubWriter:
-		return rw.ResponseWriter, nil
-	case *metrics.Recorder:
-		if _, ok := rw.ResponseWriter.(*request.ScrubWriter); ok {
-			return rw, rw
+	for inner := w; ; {
+		switch rw := inner.(type) {
+		case *request.ScrubWriter:
+			return w, rec
+		case *metrics.Recorder:
+			rec, inner = rw, rw.ResponseWriter
+		default:
+			next, ok := unwrapPluginWriter(inner)
+			if !ok {
+				return nil, nil
+			}
+			inner = next
 		}
 	}
-	return nil, nil
+}
+
+// unwrapPluginWriter is the writer inside CoreDNS's per-plugin wrapper (an
+// unexported type, read by reflection: its one field is the writer it
+// wraps), false for any other writer.
+func unwrapPluginWriter(w dns.ResponseWriter) (dns.ResponseWriter, bool) {
+	t := reflect.TypeOf(w)
+	if t == nil || t.Kind() != reflect.Pointer {
+		return nil, false
+	}
+	if e := t.Elem(); e.Name() != "pluginWriter" || e.PkgPath() != "github.com/coredns/coredns/plugin" ||
+		e.NumField() == 0 || e.Field(0).Name != "ResponseWriter" {
+		return nil, false
+	}
+	inner, ok := reflect.ValueOf(w).Elem().Field(0).Interface().(dns.ResponseWriter)
+	return inner, ok && inner != nil
 }
 
 // sendRaw sends b, an answer with rcode, to out (from rawWriter).
@@ -180,9 +205,14 @@ func (h *Handler) keepWire(r, m *dns.Msg, z *zone, n *node, until int64) {
 		return
 	}
 	for _, rr := range m.Extra {
-		if rr.Header().Rrtype != dns.TypeOPT {
+		// Nothing but our own, bare OPT: an option one client's query had
+		// (CoreDNS copies those a plugin registered) is not every client's.
+		if o, ok := rr.(*dns.OPT); !ok || len(o.Option) > 0 {
 			return
 		}
+	}
+	if flags&wireDO != 0 && z.signer != nil && !allSigned(m.Answer) {
+		return // a signature failed: answered once, never kept
 	}
 	for _, rr := range m.Answer {
 		if sig, ok := rr.(*dns.RRSIG); ok {
@@ -216,4 +246,20 @@ func lowerName(s string) string {
 		}
 	}
 	return s
+}
+
+// allSigned reports whether every RRset in rrs has its RRSIG.
+func allSigned(rrs []dns.RR) bool {
+	covered := map[uint16]bool{}
+	for _, rr := range rrs {
+		if sig, ok := rr.(*dns.RRSIG); ok {
+			covered[sig.TypeCovered] = true
+		}
+	}
+	for _, rr := range rrs {
+		if t := rr.Header().Rrtype; t != dns.TypeRRSIG && !covered[t] {
+			return false
+		}
+	}
+	return true
 }

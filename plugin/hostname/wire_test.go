@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/plugin/metrics"
 	"github.com/coredns/coredns/plugin/test"
 	"github.com/coredns/coredns/request"
@@ -161,18 +162,22 @@ func TestWireFreshness(t *testing.T) {
 		t.Errorf("%d answers kept after NXDOMAINs, was %d", after, before)
 	}
 
-	q := new(dns.Msg)
-	q.SetQuestion("abc.example.org.", dns.TypeA)
-	rec := metrics.NewRecorder(request.NewScrubWriter(q, &byteWriter{}))
-	h.ServeDNS(context.Background(), rec, q)
-	if rec.Rcode != dns.RcodeSuccess || rec.Len == 0 {
-		t.Errorf("through prometheus's recorder: rcode %d, %d bytes; want NOERROR counted", rec.Rcode, rec.Len)
-	}
-	q.SetQuestion("nope.example.org.", dns.TypeA)
-	rec = metrics.NewRecorder(request.NewScrubWriter(q, &byteWriter{}))
-	h.ServeDNS(context.Background(), rec, q)
-	if rec.Rcode != dns.RcodeNameError {
-		t.Errorf("through prometheus's recorder: rcode %d, want NXDOMAIN counted", rec.Rcode)
+	// As a chain with prometheus before hostname hands it over: the
+	// recorder wrapped in CoreDNS's per-plugin writer. Bytes still go out,
+	// through both, which count them and note who wrote.
+	for _, tc := range []struct {
+		qname string
+		rcode int
+	}{{"abc.example.org.", dns.RcodeSuccess}, {"abc.example.org.", dns.RcodeSuccess}, {"nope.example.org.", dns.RcodeNameError}} {
+		q := new(dns.Msg)
+		q.SetQuestion(tc.qname, dns.TypeA)
+		bw := &byteWriter{}
+		rec := metrics.NewRecorder(request.NewScrubWriter(q, bw))
+		plugin.NextOrFailure("prometheus", h, context.Background(), rec, q)
+		if rec.Rcode != tc.rcode || rec.Len == 0 || rec.Plugin != "hostname" || bw.wire == nil {
+			t.Errorf("%s through prometheus: rcode %d, %d bytes, plugin %q, as bytes %t; want %s counted, written as bytes by hostname",
+				tc.qname, rec.Rcode, rec.Len, rec.Plugin, bw.wire != nil, dns.RcodeToString[tc.rcode])
+		}
 	}
 }
 
@@ -193,6 +198,25 @@ func TestWireSigned(t *testing.T) {
 	sig := first.Answer[1].(*dns.RRSIG)
 	if want := (int64(sig.Expiration) - int64(sigRefresh/time.Second)) * 1000; e == nil || e.until != want {
 		t.Errorf("kept until %v, want the signature's renewal %d", e, want)
+	}
+}
+
+// A signed answer missing a signature (signing failed) is sent, never kept.
+func TestWireKeepsOnlySigned(t *testing.T) {
+	t.Parallel()
+	h := signedFixture(t, 1, true)
+	z := (*h.index.zones.Load())["example.org."]
+	n := z.names.get("h000000.example.org.")
+	q := new(dns.Msg)
+	q.SetQuestion("h000000.example.org.", dns.TypeA)
+	q.SetEdns0(1232, true)
+	m := new(dns.Msg)
+	m.SetReply(q)
+	m.Answer = []dns.RR{&dns.A{Hdr: dns.RR_Header{Name: "h000000.example.org.", Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 60}, A: []byte{198, 51, 0, 0}}}
+	m.SetEdns0(1232, true)
+	h.keepWire(q, m, z, n, 0)
+	if kept(h, "h000000.example.org.", dns.TypeA, true, true) != nil {
+		t.Error("an unsigned answer of a signed zone was kept for DO queries")
 	}
 }
 
