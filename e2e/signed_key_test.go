@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -33,6 +34,12 @@ func TestSignedDomainWithoutItsKey(t *testing.T) {
 		return strings.Contains(p.output(), "cannot be opened")
 	}, "node B does not say that it cannot open the signed domain's key")
 	eventually(t, 10*time.Second, func() bool {
+		// The log line comes before the API listens.
+		if r, err := http.Get(b.api + "/api/health"); err != nil {
+			return false
+		} else {
+			r.Body.Close()
+		}
 		h := b.do("GET", "/api/health", "", nil)
 		return h.status == 503 && strings.Contains(h.str("error"), domain)
 	}, "node B's health does not answer 503 naming %s", domain)
