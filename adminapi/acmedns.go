@@ -1,9 +1,10 @@
 package adminapi
 
 import (
+	"bytes"
+	"io"
 	"net/http"
 
-	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/hostnames"
 )
 
@@ -48,8 +49,9 @@ func (s *Server) acmeUpdate(c *call) (int, any, error) {
 	// and a 401 is never recorded, so an entry names a real credential.
 	user := c.r.Header.Get("X-Api-User")
 	c.r = s.audit(c.w, c.r, "acme:"+user, "", "credential:"+user)
+	from, _ := s.clientAddr(c.r)
 	err := s.certs.PublishChallenge(c.r.Context(), hostnames.ChallengeUpdate{
-		User: c.r.Header.Get("X-Api-User"), Key: c.r.Header.Get("X-Api-Key"), Subdomain: req.Subdomain, TXT: req.TXT,
+		User: c.r.Header.Get("X-Api-User"), Key: c.r.Header.Get("X-Api-Key"), Subdomain: req.Subdomain, TXT: req.TXT, From: from,
 	})
 	if err != nil {
 		return 0, nil, err
@@ -61,7 +63,81 @@ func (s *Server) acmeHealth(*call) (int, any, error) {
 	return http.StatusOK, map[string]string{"status": "ok"}, nil
 }
 
-func (s *Server) acmeRegister(*call) (int, any, error) {
-	return 0, nil, apierror.NotImplemented("this service does not register acme-dns accounts: create a credential with " +
-		"POST /api/v1/hostnames/{id}/acme-credential and give your client its username, password and subdomain")
+// registerRequest of acme-dns: no body, or allowfrom alone.
+type registerRequest struct {
+	AllowFrom []string `json:"allowfrom"`
+}
+
+// registrationView is acme-dns's answer to /register, field for field.
+type registrationView struct {
+	Username   string   `json:"username"`
+	Password   string   `json:"password"`
+	Fulldomain string   `json:"fulldomain"`
+	Subdomain  string   `json:"subdomain"`
+	AllowFrom  []string `json:"allowfrom"`
+}
+
+func (s *Server) acmeRegister(c *call) (int, any, error) {
+	var req registerRequest
+	// No body at all is a registration without allowfrom (lego sends none).
+	body, err := io.ReadAll(c.r.Body)
+	if err != nil || len(bytes.TrimSpace(body)) > 0 {
+		// readJSON words a read error (a body over the limit, a timeout).
+		c.r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{err}))
+		if err := readJSON(c.r, &req, false); err != nil {
+			return 0, nil, err
+		}
+	}
+	from, _ := s.clientAddr(c.r)
+	c.r = s.audit(c.w, c.r, "network:"+hostnames.SourceNetwork(from), "", "")
+	r, err := s.certs.Register(c.r.Context(), from, req.AllowFrom)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusCreated, registrationView{Username: r.Username, Password: r.Password, Fulldomain: r.Fulldomain,
+		Subdomain: r.Subdomain, AllowFrom: r.AllowFrom}, nil
+}
+
+// registrationEntry is a registration as the operator lists it.
+type registrationEntry struct {
+	Username   string   `json:"username"`
+	Subdomain  string   `json:"subdomain"`
+	Fulldomain string   `json:"fulldomain"`
+	AllowFrom  []string `json:"allowfrom"`
+	Source     string   `json:"source"`
+	CreatedAt  string   `json:"created_at"`
+	UsedAt     string   `json:"used_at"`
+}
+
+type registrationList struct {
+	Registrations []registrationEntry `json:"registrations"`
+	NextCursor    *string             `json:"next_cursor"`
+}
+
+func (s *Server) listRegistrations(c *call) (int, any, error) {
+	limit, err := intParam(c.r, "limit", defaultLimit)
+	if err != nil {
+		return 0, nil, err
+	}
+	limit = min(max(limit, 1), maxLimit)
+	rs, err := s.certs.Registrations(c.r.Context(), c.r.URL.Query().Get("cursor"), limit)
+	if err != nil {
+		return 0, nil, err
+	}
+	out := registrationList{Registrations: make([]registrationEntry, len(rs))}
+	for i, r := range rs {
+		out.Registrations[i] = registrationEntry{Username: r.Username, Subdomain: r.Subdomain, Fulldomain: r.Fulldomain,
+			AllowFrom: r.AllowFrom, Source: r.Source, CreatedAt: ts(r.CreatedAt), UsedAt: ts(r.UsedAt)}
+	}
+	if len(rs) == limit {
+		out.NextCursor = &rs[len(rs)-1].Username
+	}
+	return http.StatusOK, out, nil
+}
+
+func (s *Server) deleteRegistration(c *call) (int, any, error) {
+	if err := s.certs.DeleteRegistration(c.r.Context(), c.r.PathValue("username")); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusNoContent, nil, nil
 }

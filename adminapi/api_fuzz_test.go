@@ -97,6 +97,7 @@ func newFuzzAPI(tb testing.TB, d storage.Dialect, profile profile.Profile) *fuzz
 	}, logger)
 	rules := hostnames.DefaultRules(hs)
 	rules.Records = hostnames.NewRecords(hs, 1<<30) // the record rules, not the rate limit, are what is fuzzed
+	rules.Certificates.WithACMEDNS("auth.example.org")
 	auth := accounts.NewAuthenticator(store)
 	srv := New(Config{Profile: profile, BaseURL: "http://127.0.0.1:8080", AdminToken: fuzzAdmin,
 		Health: func(context.Context) (Health, error) { return Health{}, nil }}, rules, accounts.New(store, profile, auth).WithTSIG(key, nil), auth, domains.New(store, key), logger)
@@ -260,6 +261,7 @@ var bodyRoutes = []bodyRoute{
 	{"POST", "/api/v1/hostnames/{id}/certificate", []string{"csr"}},
 	{"POST", "/api/admin/accounts/{id}/tsig-keys", []string{"spare_account"}},
 	{"POST", "/api/v1/tsig-keys", nil},
+	{"POST", "/api/acme/register", nil},
 }
 
 // route is the served route of b, nil when a's profile does not serve it.

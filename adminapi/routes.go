@@ -176,9 +176,27 @@ func (s *Server) routeTable() []route {
 			ok: 200, okSchema: "ChallengeValue", errors: []int{400, 401, 403, 429, 500, 503}, handle: s.acmeUpdate},
 		{method: "GET", path: "/api/acme/health", summary: "acme-dns health",
 			ok: 200, okSchema: "Health", errors: []int{503}, handle: s.acmeHealth},
-		{method: "POST", path: acmeRegisterPath, summary: "Not offered: credentials come from the authenticated API",
-			doc: "Always 501: create credentials with POST /api/v1/hostnames/{id}/acme-credential.",
-			ok:  501, errors: []int{501}, handle: s.acmeRegister},
+		{method: "POST", path: acmeRegisterPath, body: "RegistrationInput", summary: "Register an acme-dns credential for any domain (acme-dns)",
+			doc: "As acme-dns's /register, where the Corefile names `acme_dns_domain` (501 without it: then credentials come from " +
+				"POST /api/v1/hostnames/{id}/acme-credential). No bearer; no body, or `{allowfrom: [CIDR, ...]}` (at most 20): " +
+				"updates are then taken only from those networks (403 from elsewhere). 201 with `username`, `password` (shown only " +
+				"here), `subdomain` and `fulldomain` (`<subdomain>.<acme_dns_domain>`): point `_acme-challenge.<your name>` at " +
+				"`fulldomain` by CNAME and publish with POST /api/acme/update, whose values are served at `fulldomain`. 400 a " +
+				"malformed body or a network that is not CIDR; 429 RATE_LIMITED with Retry-After past 20 registrations an hour " +
+				"from one network (an IPv4 /24, an IPv6 /56). A registration not updated for 180 days is deleted.",
+			ok: 201, okSchema: "Registration", errors: []int{400, 429, 500, 501, 503}, handle: s.acmeRegister},
+		{method: "GET", path: "/api/admin/acme-registrations", auth: authAdmin, summary: "List acme-dns registrations",
+			doc: "The registrations made through POST /api/acme/register, in username order, without secrets or values. " +
+				"Page with `cursor` set to the previous answer's `next_cursor`.",
+			query: []param{
+				{name: "limit", doc: "Page size, clamped to 1..500", def: defaultLimit},
+				{name: "cursor", doc: "The `next_cursor` of the previous page; absent: the first", kind: "string"},
+			},
+			ok: 200, okSchema: "RegistrationList", errors: adminErrors, handle: s.listRegistrations},
+		{method: "DELETE", path: "/api/admin/acme-registrations/{username}", auth: authAdmin, summary: "Delete an acme-dns registration",
+			doc: "Its values stop being served at once on this node, and on the others as soon as their change feed brings it; " +
+				"updates with it answer 401.",
+			ok: 204, errors: adminErrors, handle: s.deleteRegistration},
 
 		{method: "GET", path: "/nic/update", summary: "Dynamic DNS update (dyndns2)",
 			doc: "The dyndns2 protocol of routers, ddclient and inadyn, over the rules of PUT /api/v1/hostnames/{id}. " +
@@ -300,7 +318,7 @@ func (s *Server) routeTable() []route {
 				"credential is in an entry. Entries older than the Corefile's `audit_retention` (default 90 days) are deleted. " +
 				"Filters combine; page with `cursor` set to the previous answer's `next_cursor`.",
 			query: []param{
-				{name: "actor", doc: "Only this actor: `admin`, `key:<key id>`, `acme:<username>`, `session:<account id>`, `session:operator`", kind: "string"},
+				{name: "actor", doc: "Only this actor: `admin`, `key:<key id>`, `acme:<username>`, `network:<prefix>` (an acme-dns registration), `session:<account id>`, `session:operator`", kind: "string"},
 				{name: "account_id", doc: "Only writes acting for this account", kind: "string"},
 				{name: "action", doc: "Only this route, e.g. `POST /api/v1/hostnames`", kind: "string"},
 				{name: "object", doc: "Only this object, e.g. `hostname:<id>`", kind: "string"},

@@ -55,6 +55,9 @@ const (
 	// idempotencyPurgeTick: Idempotency-Key answers are kept a day and
 	// deleted within the hour after.
 	idempotencyPurgeTick = time.Hour
+	// rateEventRetention: every sliding window is an hour at most, so an
+	// older event counts for nothing (a caller that never came back).
+	rateEventRetention = 2 * time.Hour
 	// revokedKeyRetention is how long a revoked API or TSIG key's row is
 	// kept before it is purged (the audit log keeps its id for good).
 	revokedKeyRetention = 7 * 24 * time.Hour
@@ -129,12 +132,12 @@ func Start(cfg Config, newIndex NewIndex) (*App, error) {
 	}
 	hs := hostnames.New(n.store, hostnames.Config{
 		Profile: prof, IdleExpiry: cfg.IdleExpiry, Caps: cfg.Caps, Labels: policy, Reserved: reserved, Nameservers: nsNames,
-		SealKey: key, Certs: mgr, Resolver: resolver,
+		SealKey: key, Certs: mgr, Resolver: resolver, ACMEDNS: cfg.ACMEDNSDomain,
 	}, logger)
 	rules := hostnames.Rules{
 		Lifecycle:    hs,
 		Records:      hostnames.NewRecords(hs, cfg.RecordWrites),
-		Certificates: hostnames.NewCertificates(hs, key, cfg.ACMEUpdates),
+		Certificates: hostnames.NewCertificates(hs, key, cfg.ACMEUpdates).WithACMEDNS(cfg.ACMEDNSDomain),
 		Abuse:        hostnames.NewAbuse(hs),
 		Diagnoser: hostnames.NewDiagnoser(hs, diagnose.Config{Nameservers: cfg.diagnosed(), Resolvers: cfg.diagnoseResolvers(),
 			CTLog: cfg.CTLog, Budget: cfg.DiagnoseBudget}, cfg.Diagnoses),
@@ -180,6 +183,15 @@ func Start(cfg Config, newIndex NewIndex) (*App, error) {
 	wg.Go(func() {
 		every(wctx, idempotencyPurgeTick, "deleting keys revoked more than a week ago", func() error {
 			_, err := n.store.PurgeRevokedKeys(wctx, time.Now().Add(-revokedKeyRetention).UnixMilli())
+			return err
+		})
+	})
+	wg.Go(func() {
+		every(wctx, idempotencyPurgeTick, "deleting acme-dns registrations unused for 180 days, and spent rate events", func() error {
+			if _, err := n.store.PurgeUnusedRegistrations(wctx, time.Now().Add(-hostnames.RegistrationRetention).UnixMilli()); err != nil {
+				return err
+			}
+			_, err := n.store.PurgeRateEvents(wctx, time.Now().Add(-rateEventRetention).UnixMilli())
 			return err
 		})
 	})

@@ -40,6 +40,7 @@ type Config struct {
 	FeedPoll       time.Duration
 	RecordWrites   int     // [P2] record writes a minute per team (0: the default)
 	ACMEUpdates    int     // acme-dns updates a minute per credential (0: the default)
+	ACMEDNSDomain  string  // acme-dns registrations for any domain are made under it; "": none
 	CertRenewAt    float64 // [P2] fraction of a managed certificate's life after which it is renewed (0: the default)
 	DiagnoseBudget time.Duration
 	Diagnoses      int // [P2] diagnose reports a minute per team (0: the default)

@@ -275,6 +275,8 @@ func (s *Service) labelVerdict(dom *storage.Domain, label, accountID string, st 
 	switch {
 	case s.cfg.Nameservers[label+"."+dom.Name]:
 		return apierror.Conflict("%s.%s is the name of one of this service's nameservers", label, dom.Name)
+	case s.cfg.ACMEDNS != "" && (s.cfg.ACMEDNS == label+"."+dom.Name || strings.HasSuffix(s.cfg.ACMEDNS, "."+label+"."+dom.Name)):
+		return apierror.Conflict("%s.%s holds this service's acme-dns registrations (%s)", label, dom.Name, s.cfg.ACMEDNS)
 	case st.Held:
 		return apierror.Conflict("%s.%s is taken", label, dom.Name)
 	case !st.Retired:

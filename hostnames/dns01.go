@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"net/netip"
 	"regexp"
 	"time"
 
@@ -72,6 +73,7 @@ type ChallengeUpdate struct {
 	User, Key string // X-Api-User, X-Api-Key
 	Subdomain string
 	TXT       string
+	From      netip.Addr // the caller, for a registration's allowfrom
 }
 
 // PublishChallenge checks an update call and publishes its value: served at
@@ -79,7 +81,10 @@ type ChallengeUpdate struct {
 func (s *Certificates) PublishChallenge(ctx context.Context, u ChallengeUpdate) error {
 	return s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
 		c, err := tx.Credential(ctx, u.User)
-		if errors.Is(err, storage.ErrNotFound) || err == nil && !apikey.Verify(c.PasswordHash, u.Key) {
+		if errors.Is(err, storage.ErrNotFound) {
+			return s.publishRegistered(ctx, tx, u)
+		}
+		if err == nil && !apikey.Verify(c.PasswordHash, u.Key) {
 			return apierror.New(apierror.CodeUnauthorized, "invalid credentials: X-Api-User or X-Api-Key is wrong")
 		}
 		if err != nil {

@@ -23,6 +23,7 @@ type Certificates struct {
 	*core
 	sealKey seal.Key // opens managed private keys; nil: none
 	updates int      // acme-dns updates a minute per credential; 0: the default
+	acmeDNS string   // registrations for any domain are made under it; "": none
 }
 
 // NewCertificates makes the certificates and DNS-01 part.

@@ -41,6 +41,10 @@ type Config struct {
 	// Nameservers are the nameservers' names (lowercase, no trailing dot),
 	// which no hostname may take.
 	Nameservers map[string]bool
+	// ACMEDNS is the name acme-dns registrations are made under
+	// (lowercase, no trailing dot): no hostname may take it or a name
+	// above it.
+	ACMEDNS string
 	// SealKey is the certificate encryption key ([P2] certificate: managed
 	// needs one); nil when none is configured.
 	SealKey seal.Key

@@ -6,7 +6,8 @@
 # chromium and node with playwright-core (the dashboard's browser test);
 # ddclient and inadyn (the dyndns2 client tests, e2e/dyndns_test.go); Knot, BIND and NSD
 # (secondaries for the zone transfer tests); knsupdate and certbot's rfc2136
-# plugin (the DNS UPDATE tests).
+# plugin (the DNS UPDATE tests); Unbound (the resolver Pebble asks in the
+# acme-dns registration test, e2e/acmedns_register_test.go).
 # Safe to run again; needs root (or sudo) only when something is missing.
 set -euo pipefail
 
@@ -37,11 +38,14 @@ command -v knsupdate >/dev/null || missing+=(knot-dnsutils)
 # PowerDNS Authoritative on PostgreSQL, a peer in make bench (bench/pdns.go),
 # which runs its own pdns_server on loopback.
 command -v pdns_server >/dev/null || missing+=(pdns-server)
+# A resolver between Pebble and two authorities (e2e/acmedns_register_test.go),
+# run by the test on a port of its own.
+command -v unbound >/dev/null || missing+=(unbound)
 dpkg-query -W -f='${Status}' pdns-backend-pgsql 2>/dev/null | grep -q 'ok installed' || missing+=(pdns-backend-pgsql)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "test-deps: installing ${missing[*]}"
   sudo_ apt-get update -qq
-  # No package's service starts (knot, named, nsd and pdns would all take
+  # No package's service starts (knot, named, nsd, pdns and unbound would all take
   # port 53): the tests and the bench start what they need on ports of
   # their own. A policy-rc.d already there is put back afterwards.
   policy=/usr/sbin/policy-rc.d
@@ -58,7 +62,7 @@ fi
 
 # Nor do they start at boot, or stay up if an earlier install started them:
 # a system knotd or pdns_server on port 53 is nothing the tests want.
-for svc in knot pdns inadyn; do
+for svc in knot pdns inadyn unbound unbound-resolvconf; do
   if command -v systemctl >/dev/null && systemctl is-enabled --quiet "$svc" 2>/dev/null; then
     echo "test-deps: disabling the $svc service"
     sudo_ systemctl disable --quiet "$svc" 2>/dev/null || true

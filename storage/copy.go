@@ -27,6 +27,7 @@ var copyOrder = []string{
 	"records",
 	"acme_credentials",
 	"challenges",
+	"acme_registrations",
 	"acme_accounts",
 	"certificates",
 	"dashboard_sessions",

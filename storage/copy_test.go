@@ -58,6 +58,7 @@ func fill(t *testing.T, s *storage.Store) {
 		{"INSERT INTO records (id, hostname_id, name, type, data, created_at, updated_at) VALUES ('r1', 'h1', '', 'TXT', '{\"text\":\"hi\"}', 11, 11)", nil},
 		{"INSERT INTO acme_credentials (id, hostname_id, password_hash, created_at) VALUES ('c1', 'h1', '$2a$10$hash', 12)", nil},
 		{"INSERT INTO challenges (id, hostname_id, value, created_at) VALUES (5, 'h1', 'v', 13)", nil},
+		{"INSERT INTO acme_registrations (id, subdomain, name, password_hash, allow_from, source, txt_new, txt_at, used_at, created_at) VALUES ('r1', 's1', 's1.auth.example.org', 'h', '192.0.2.0/24', '192.0.2.0/24', 'v', 13, 13, 12)", nil},
 		{"INSERT INTO acme_accounts (ca, email, key_sealed, registration, created_at) VALUES ('https://ca', 'a@example.org', 'sealed', '{}', 14)", nil},
 		{"INSERT INTO certificates (hostname_id, status, key_sealed, updated_at) VALUES ('h1', 'issued', 'sealed', 15)", nil},
 		{"INSERT INTO expiry_marks (id, at, hostname_id) VALUES (1, 15, 'h1')", nil},

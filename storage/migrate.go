@@ -314,6 +314,30 @@ CREATE TABLE rate_buckets (
 	tat BIGINT NOT NULL,
 	PRIMARY KEY (account_id, kind)
 )`, nil},
+	// acme-dns's own use: a credential for any domain, not a hostname's.
+	// The two newest values are kept in the row, so an update is one
+	// statement; used_at finds the unused ones for their purge, txt_at
+	// the ones served. Rate events are purged by age (all windows are an
+	// hour at most), as registrations count them per network, not account.
+	{21, "acme-dns registrations for any domain", `
+CREATE TABLE acme_registrations (
+	id TEXT PRIMARY KEY,
+	subdomain TEXT NOT NULL UNIQUE,
+	name TEXT NOT NULL,
+	password_hash TEXT NOT NULL,
+	allow_from TEXT NOT NULL DEFAULT '',
+	source TEXT NOT NULL DEFAULT '',
+	txt_new TEXT NOT NULL DEFAULT '',
+	txt_old TEXT NOT NULL DEFAULT '',
+	txt_at BIGINT NOT NULL DEFAULT 0,
+	used_at BIGINT NOT NULL,
+	created_at BIGINT NOT NULL
+);
+CREATE INDEX acme_registrations_used ON acme_registrations (used_at);
+CREATE INDEX acme_registrations_served ON acme_registrations (txt_at) WHERE txt_at > 0;
+CREATE INDEX rate_events_at ON rate_events (at)`, map[Dialect]string{
+		Postgres: `ALTER TABLE acme_registrations SET (vacuum_truncate = false)`,
+	}},
 }
 
 // recountActive sets every account's active_hostnames from its rows: once

@@ -231,6 +231,24 @@ type Credential struct {
 	CreatedAt    int64  `bun:"created_at"`
 }
 
+// Registration is an acme-dns registration for any domain: its owner
+// points _acme-challenge.<their name> at Name by CNAME.
+type Registration struct {
+	bun.BaseModel `bun:"table:acme_registrations"`
+
+	ID           string `bun:"id,pk"`     // the username, a UUID
+	Subdomain    string `bun:"subdomain"` // Name's first label, a UUID
+	Name         string `bun:"name"`      // the fulldomain, lowercase, no trailing dot
+	PasswordHash string `bun:"password_hash"`
+	AllowFrom    string `bun:"allow_from"` // CIDR prefixes, comma-separated; "" is anywhere
+	Source       string `bun:"source"`     // the network it was registered from
+	TXTNew       string `bun:"txt_new"`
+	TXTOld       string `bun:"txt_old"`
+	TXTAt        int64  `bun:"txt_at"`  // Unix ms TXTNew was written; 0: never
+	UsedAt       int64  `bun:"used_at"` // Unix ms of the last update, or the registration
+	CreatedAt    int64  `bun:"created_at"`
+}
+
 // Challenge is a DNS-01 challenge value published for a hostname.
 type Challenge struct {
 	bun.BaseModel `bun:"table:challenges"`
@@ -309,4 +327,6 @@ const (
 	KindKey      = "key"
 	KindAccount  = "account"
 	KindTSIGKey  = "tsig_key"
+	// KindRegistration names an acme-dns registration (its served values).
+	KindRegistration = "acme_registration"
 )

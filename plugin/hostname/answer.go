@@ -71,7 +71,7 @@ func (h *Handler) name(r *reply, qname string, qtype uint16, now time.Time) {
 		r.capped = n.expires != 0
 	}
 	if !live {
-		r.missing = !h.aboveStatic(qname)
+		r.missing = !h.aboveStatic(qname) && !h.aboveRegistrations(qname)
 		return
 	}
 	r.types = n.typeList()
@@ -260,4 +260,13 @@ func (h *Handler) aboveStatic(qname string) bool {
 		}
 	}
 	return false
+}
+
+// aboveRegistrations reports whether qname is acme_dns_domain or a name
+// above it: they exist, empty, whether or not a registration's values
+// are served below them, so that a resolver minimising its questions
+// (RFC 9156) is never told that nothing is there.
+func (h *Handler) aboveRegistrations(qname string) bool {
+	a := h.acmeDNS
+	return a != "" && (a == qname || len(a) > len(qname) && a[len(a)-len(qname)-1] == '.' && strings.HasSuffix(a, qname))
 }

@@ -66,11 +66,15 @@ func (ix *Index) Load(ctx context.Context, q storage.Queries) error {
 	if err != nil {
 		return err
 	}
+	regNames, err := ix.loadRegistrations(ctx, q, zs, loaded)
+	if err != nil {
+		return err
+	}
 	last, err := q.LastChange(ctx)
 	if err != nil {
 		return err
 	}
-	ix.extra = extra
+	ix.extra, ix.regNames = extra, regNames
 	ix.size.Store(n)
 	// The names and the serial change together, as a zone transfer's
 	// snapshot reads them.
@@ -93,7 +97,7 @@ func (ix *Index) Load(ctx context.Context, q storage.Queries) error {
 // Apply implements storage.Consumer: it re-reads the objects the changes
 // name and replaces their entries.
 func (ix *Index) Apply(ctx context.Context, q storage.Queries, cs []storage.Change) error {
-	var ids []string
+	var ids, regs []string
 	domainsChanged := false
 	var last int64
 	for _, c := range cs {
@@ -101,6 +105,8 @@ func (ix *Index) Apply(ctx context.Context, q storage.Queries, cs []storage.Chan
 		switch c.Kind {
 		case storage.KindHostname:
 			ids = append(ids, c.Ref)
+		case storage.KindRegistration:
+			regs = append(regs, c.Ref)
 		case storage.KindDomain:
 			domainsChanged = true
 		}
@@ -135,6 +141,10 @@ func (ix *Index) Apply(ctx context.Context, q storage.Queries, cs []storage.Chan
 	for _, c := range cs2 {
 		chals[c.HostnameID] = append(chals[c.HostnameID], c)
 	}
+	rgs, err := q.RegistrationsByID(ctx, regs)
+	if err != nil {
+		return err
+	}
 	zones := map[string]bool{}
 	serial := max(uint32(last), ix.serial.Load())
 	// The journal's lock is held from the new zone set and the first
@@ -158,6 +168,7 @@ func (ix *Index) Apply(ctx context.Context, q storage.Queries, cs []storage.Chan
 			}
 		}
 	}
+	ix.applyRegistrations(rgs, regs, zs, serial, built, zones)
 	ix.serial.Store(serial)
 	if domainsChanged {
 		// A domain's CAA policy or signing stands at every name: an IXFR

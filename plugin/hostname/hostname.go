@@ -24,13 +24,14 @@ const maxUDPSize = 1232
 type Handler struct {
 	Next plugin.Handler
 
-	cfg    *config
-	index  *Index
-	static map[string]addrList  // nameserver names we answer for: lowercase FQDN -> addresses
-	ns     []string             // NS targets, FQDN
-	node   atomic.Pointer[Node] // set in OnStartup; the ready plugin asks from its own goroutine
-	rrl    *rrl                 // response_rate_limit; nil: none
-	wire   *wireCache           // names' answers, packed
+	cfg     *config
+	index   *Index
+	static  map[string]addrList  // nameserver names we answer for: lowercase FQDN -> addresses
+	acmeDNS string               // acme_dns_domain, lowercase FQDN: it exists, holding nothing
+	ns      []string             // NS targets, FQDN
+	node    atomic.Pointer[Node] // set in OnStartup; the ready plugin asks from its own goroutine
+	rrl     *rrl                 // response_rate_limit; nil: none
+	wire    *wireCache           // names' answers, packed
 	// tsigSecrets are the store's TSIG keys this server block verifies
 	// (dynamic_update); updater applies the UPDATE messages they sign.
 	tsigSecrets map[string]string

@@ -46,6 +46,9 @@ type Index struct {
 	// its challenge name), so a change can drop the ones it no longer has.
 	// Most hostnames hold their own name only and have no entry.
 	extra map[string][]string
+	// regNames are the names of the acme-dns registrations served (by
+	// username), so a deleted one's name can be dropped.
+	regNames map[string]string
 }
 
 // node is one name a hostname holds: its own name (addresses, records at
@@ -83,7 +86,7 @@ type zoneSet map[string]*zone
 
 // NewIndex returns an empty index.
 func NewIndex() *Index {
-	ix := &Index{extra: map[string][]string{}}
+	ix := &Index{extra: map[string][]string{}, regNames: map[string]string{}}
 	ix.zones.Store(&zoneSet{})
 	return ix
 }

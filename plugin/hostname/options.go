@@ -271,6 +271,14 @@ var options = []option{
 		return nil
 	}},
 	{"acme_update_per_minute", "COUNT", "acme-dns updates a credential may make a minute", 1, 1, count(func(c *config) *int { return &c.app.ACMEUpdates })},
+	{"acme_dns_domain", "NAME", "make acme-dns registrations for any domain under NAME, a name below a domain", 1, 1, func(cfg *config, a []string) error {
+		name := domains.Normalize(a[0])
+		if name == "" {
+			return fmt.Errorf("%q is not a domain name", a[0])
+		}
+		cfg.app.ACMEDNSDomain = name
+		return nil
+	}},
 	{"catalog", "ZONE", "serve an RFC 9432 catalog zone of the domains secondaries can transfer", 1, 1, func(cfg *config, a []string) error {
 		name := domains.Normalize(a[0])
 		if name == "" {

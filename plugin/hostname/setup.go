@@ -16,6 +16,7 @@ import (
 	"github.com/hostmint/hostmint/dnsupdate"
 	"github.com/hostmint/hostmint/domains"
 	"github.com/hostmint/hostmint/storage"
+	"github.com/miekg/dns"
 )
 
 var log = clog.NewWithPlugin("hostname")
@@ -70,6 +71,9 @@ func newHandler(cfg *config) *Handler {
 	if cfg.rrlRate > 0 {
 		h.rrl = newRRL(cfg.rrlRate, cfg.rrlNXDomains, cfg.rrlErrors, cfg.rrlSlip)
 	}
+	if cfg.app.ACMEDNSDomain != "" {
+		h.acmeDNS = dns.Fqdn(cfg.app.ACMEDNSDomain)
+	}
 	for _, ns := range cfg.app.Nameservers {
 		h.ns = append(h.ns, ns.Name)
 		if ns.Addr == "" {
@@ -107,6 +111,10 @@ func parse(c *caddy.Controller) (*config, error) {
 	}
 	if slices.Contains(cfg.app.Domains, strings.TrimSuffix(cfg.catalog, ".")) {
 		return nil, fmt.Errorf("catalog %s is a served domain: name the catalog zone apart (catalog.invalid is usual)", cfg.catalog)
+	}
+	if d := cfg.app.ACMEDNSDomain; d != "" && !slices.ContainsFunc(cfg.app.Domains, func(z string) bool { return strings.HasSuffix(d, "."+z) }) {
+		return nil, fmt.Errorf("acme_dns_domain %s is below none of the block's domains: name one below a domain it serves (auth.%s)",
+			d, firstOr(cfg.app.Domains, "example.org"))
 	}
 	if cfg.app.BaseURL == "" && cfg.app.API != "" {
 		cfg.app.BaseURL = "http://" + cfg.app.API
@@ -194,4 +202,11 @@ func (h *Handler) stop() error {
 		return nil
 	}
 	return (*n).Stop()
+}
+
+func firstOr(s []string, def string) string {
+	if len(s) > 0 {
+		return s[0]
+	}
+	return def
 }

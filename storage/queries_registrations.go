@@ -1,0 +1,113 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/uptrace/bun"
+)
+
+// InsertRegistration inserts r.
+func (q Queries) InsertRegistration(ctx context.Context, r *Registration) error {
+	_, err := q.db.NewInsert().Model(r).Exec(ctx)
+	if err == nil {
+		q.made("acme-registration", r.ID)
+	}
+	return mapErr(err)
+}
+
+// Registration reads one registration by username.
+func (q Queries) Registration(ctx context.Context, username string) (*Registration, error) {
+	r := new(Registration)
+	err := q.db.NewSelect().Model(r).Where("id = ?", username).Scan(ctx)
+	return r, mapErr(err)
+}
+
+// PublishRegistration makes value the registration's newest value, the
+// newest before it the other one (a value sent again, a client's retry,
+// keeps the other), and marks it used at now. One statement: concurrent
+// updates of one registration take turns on its row, each seeing the
+// last one's values.
+func (q Queries) PublishRegistration(ctx context.Context, id, value string, now int64) error {
+	res, err := q.db.NewUpdate().Model((*Registration)(nil)).
+		Set("txt_old = CASE WHEN txt_new = ? THEN txt_old ELSE txt_new END", value).
+		Set("txt_new = ?", value).Set("txt_at = ?", now).Set("used_at = ?", now).
+		Where("id = ?", id).Exec(ctx)
+	return oneRow(res, err)
+}
+
+// DeleteRegistration deletes a registration; ErrNotFound if there is none.
+func (q Queries) DeleteRegistration(ctx context.Context, id string) error {
+	res, err := q.db.NewDelete().Model((*Registration)(nil)).Where("id = ?", id).Exec(ctx)
+	return oneRow(res, err)
+}
+
+// Registrations lists up to limit registrations in username order after
+// after ("" from the first), the newest values left out.
+func (q Queries) Registrations(ctx context.Context, after string, limit int) ([]Registration, error) {
+	rs := []Registration{}
+	err := q.db.NewSelect().Model(&rs).ExcludeColumn("password_hash").
+		Where("id > ?", after).OrderExpr("id").Limit(int64(limit)).Scan(ctx)
+	return rs, mapErr(err)
+}
+
+// RegistrationsByID reads the registrations of ids that exist.
+func (q Queries) RegistrationsByID(ctx context.Context, ids []string) ([]Registration, error) {
+	rs := []Registration{}
+	if len(ids) == 0 {
+		return rs, nil
+	}
+	err := q.db.NewSelect().Model(&rs).Column("id", "name", "txt_new", "txt_old", "txt_at").
+		Where("id IN (?)", bun.In(ids)).Scan(ctx)
+	return rs, mapErr(err)
+}
+
+// ScanServedRegistrations calls fn for every registration whose newest
+// value was written at or after since, through the index of served ones.
+func (q Queries) ScanServedRegistrations(ctx context.Context, since int64, fn func(*Registration) error) error {
+	rows, err := q.db.NewSelect().Model((*Registration)(nil)).Column("id", "name", "txt_new", "txt_old", "txt_at").
+		Where("txt_at > 0 AND txt_at >= ?", since).Rows(ctx)
+	if err != nil {
+		return mapErr(err)
+	}
+	defer rows.Close()
+	var r Registration
+	for rows.Next() {
+		if err := rows.Scan(&r.ID, &r.Name, &r.TXTNew, &r.TXTOld, &r.TXTAt); err != nil {
+			return mapErr(err)
+		}
+		if err := fn(&r); err != nil {
+			return err
+		}
+	}
+	return mapErr(rows.Err())
+}
+
+// PurgeUnusedRegistrations deletes the registrations last used before
+// cutoff (Unix ms), through the index on used_at, and returns how many.
+// Their values stopped being served long before, so no change is due.
+func (s *Store) PurgeUnusedRegistrations(ctx context.Context, cutoff int64) (int64, error) {
+	return s.purge(ctx, func(ctx context.Context, tx *Tx) (sql.Result, error) {
+		old := tx.tx.NewSelect().Model((*Registration)(nil)).Column("id").Where("used_at < ?", cutoff).Limit(purgeBatch)
+		return tx.tx.NewDelete().Model((*Registration)(nil)).Where("id IN (?)", old).Exec(ctx)
+	})
+}
+
+// PurgeRateEvents deletes the rate events older than cutoff (Unix ms),
+// past every window: those of a caller that never came back.
+func (s *Store) PurgeRateEvents(ctx context.Context, cutoff int64) (int64, error) {
+	return s.purge(ctx, func(ctx context.Context, tx *Tx) (sql.Result, error) {
+		old := tx.tx.NewSelect().Model((*RateEvent)(nil)).Column("id").Where("at < ?", cutoff).Limit(purgeBatch)
+		return tx.tx.NewDelete().Model((*RateEvent)(nil)).Where("id IN (?)", old).Exec(ctx)
+	})
+}
+
+func oneRow(res sql.Result, err error) error {
+	if err != nil {
+		return mapErr(err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
