@@ -11,6 +11,7 @@ import (
 	"github.com/hostmint/hostmint/apikey"
 	"github.com/hostmint/hostmint/ratelimit"
 	"github.com/hostmint/hostmint/storage"
+	"golang.org/x/crypto/bcrypt"
 )
 
 // acme-dns registrations for any domain (acme-dns's own use): anyone may
@@ -54,7 +55,7 @@ func (s *Certificates) Register(ctx context.Context, from netip.Addr, allowFrom 
 		return nil, apierror.NotImplemented("this service does not register acme-dns accounts for any domain (no acme_dns_domain): " +
 			"create a credential with POST /api/v1/hostnames/{id}/acme-credential and give your client its username, password and subdomain")
 	}
-	nets, err := parseAllowFrom(allowFrom)
+	nets, err := ParseAllowFrom(allowFrom)
 	if err != nil {
 		return nil, err
 	}
@@ -81,9 +82,9 @@ func (s *Certificates) Register(ctx context.Context, from netip.Addr, allowFrom 
 	return out, nil
 }
 
-// parseAllowFrom checks allowfrom as acme-dns does (each a CIDR prefix,
+// ParseAllowFrom checks allowfrom as acme-dns does (each a CIDR prefix,
 // IPv6 in brackets or not), keeping each as the network it names.
-func parseAllowFrom(in []string) ([]string, error) {
+func ParseAllowFrom(in []string) ([]string, error) {
 	if len(in) > maxAllowFrom {
 		return nil, apierror.BadRequest("allowfrom lists %d networks; at most %d", len(in), maxAllowFrom)
 	}
@@ -128,11 +129,21 @@ func allowed(allowFrom string, from netip.Addr) bool {
 // publishRegistered is PublishChallenge for a registration's credential.
 func (s *Certificates) publishRegistered(ctx context.Context, tx *storage.Tx, u ChallengeUpdate) error {
 	r, err := tx.Registration(ctx, u.User)
-	if errors.Is(err, storage.ErrNotFound) || err == nil && !apikey.Verify(r.PasswordHash, u.Key) {
+	if errors.Is(err, storage.ErrNotFound) {
 		return apierror.New(apierror.CodeUnauthorized, "invalid credentials: X-Api-User or X-Api-Key is wrong")
 	}
 	if err != nil {
 		return err
+	}
+	ok, imported := verifyRegistration(r.PasswordHash, u.Key)
+	if !ok {
+		return apierror.New(apierror.CodeUnauthorized, "invalid credentials: X-Api-User or X-Api-Key is wrong")
+	}
+	if imported {
+		// Checked once at its cost; Hostmint's own hash from now on.
+		if err := tx.SetRegistrationPassword(ctx, r.ID, apikey.Hash(u.Key)); err != nil {
+			return err
+		}
 	}
 	if !allowed(r.AllowFrom, u.From) {
 		return apierror.Forbidden("this registration takes updates only from %s (its allowfrom)", strings.ReplaceAll(r.AllowFrom, ",", ", "))
@@ -187,4 +198,15 @@ func splitList(s string) []string {
 		return []string{}
 	}
 	return strings.Split(s, ",")
+}
+
+// verifyRegistration checks a registration's password against its hash:
+// Hostmint's own, or (imported) acme-dns's bcrypt hash, which the caller
+// replaces with Hostmint's once it has matched. Only a caller who knows
+// the username, which is never published, reaches a bcrypt check.
+func verifyRegistration(hash, password string) (ok, imported bool) {
+	if strings.HasPrefix(hash, "$2") {
+		return bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) == nil, true
+	}
+	return apikey.Verify(hash, password), false
 }

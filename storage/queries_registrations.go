@@ -111,3 +111,35 @@ func oneRow(res sql.Result, err error) error {
 	}
 	return nil
 }
+
+// ImportRegistrations inserts rs (another server's registrations) in one
+// transaction; those whose username or subdomain is held already are
+// skipped. Those with values to serve are announced to the feed.
+func (s *Store) ImportRegistrations(ctx context.Context, rs []Registration) (imported int, err error) {
+	_, err = s.Write(ctx, func(ctx context.Context, tx *Tx) error {
+		imported = 0
+		for i := range rs {
+			res, err := tx.tx.NewInsert().Model(&rs[i]).On("CONFLICT DO NOTHING").Exec(ctx)
+			if err != nil {
+				return mapErr(err)
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				continue
+			}
+			imported++
+			if rs[i].TXTAt > 0 {
+				if err := tx.Changed(ctx, KindRegistration, rs[i].ID); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	return imported, err
+}
+
+// SetRegistrationPassword replaces a registration's password hash.
+func (q Queries) SetRegistrationPassword(ctx context.Context, id, hash string) error {
+	res, err := q.db.NewUpdate().Model((*Registration)(nil)).Set("password_hash = ?", hash).Where("id = ?", id).Exec(ctx)
+	return oneRow(res, err)
+}

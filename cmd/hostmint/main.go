@@ -1,8 +1,10 @@
 // Command hostmint is the admin CLI beside the server (bin/coredns): it
-// moves a store between SQLite and PostgreSQL and backs up a SQLite store.
+// moves a store between SQLite and PostgreSQL, imports an acme-dns server's
+// registrations, and backs up a SQLite store.
 // It holds no logic of its own; storage does the work.
 //
 //	hostmint migrate -from sqlite:data/hostmint.db -to postgres://user@host/db
+//	hostmint migrate -from acme-dns:sqlite:/var/lib/acme-dns/acme-dns.db -to sqlite:data/hostmint.db -acme-dns-domain auth.example.org
 //	hostmint backup -from sqlite:data/hostmint.db -to backup.db
 package main
 
@@ -17,7 +19,10 @@ import (
 	"strings"
 	"syscall"
 	"text/tabwriter"
+	"time"
 
+	"github.com/hostmint/hostmint/acmedns"
+	"github.com/hostmint/hostmint/domains"
 	"github.com/hostmint/hostmint/storage"
 )
 
@@ -30,6 +35,8 @@ const (
 
 const usage = `usage:
   hostmint migrate -from STORE -to STORE   copy every row into an empty store
+  hostmint migrate -from acme-dns:STORE -to STORE -acme-dns-domain NAME
+                                           add an acme-dns server's registrations to a store
   hostmint backup -from sqlite:PATH -to FILE   online backup of a SQLite store
 
 STORE is sqlite:PATH or a PostgreSQL URL (postgres://user@host:port/db?sslmode=disable).
@@ -78,6 +85,9 @@ func flags(name string, args []string, stderr io.Writer) (from, to string, ok bo
 	fs.SetOutput(stderr)
 	fs.StringVar(&from, "from", "", "source store")
 	fs.StringVar(&to, "to", "", "target")
+	if name == "migrate" {
+		fs.StringVar(&acmeDNSDomain, "acme-dns-domain", "", "the acme-dns server's domain (-from acme-dns:STORE)")
+	}
 	if err := fs.Parse(args); err != nil {
 		return "", "", false
 	}
@@ -111,6 +121,9 @@ func migrate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if _, _, err := parseStore(toArg); err != nil {
 		fmt.Fprintf(stderr, "hostmint migrate: %v\n", err)
 		return exitRefuse
+	}
+	if src, ok := strings.CutPrefix(fromArg, "acme-dns:"); ok {
+		return importACMEDNS(ctx, src, toArg, stdout, stderr)
 	}
 	from, err := open(ctx, fromArg)
 	if err != nil {
@@ -167,5 +180,46 @@ func backup(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitFail
 	}
 	fmt.Fprintf(stdout, "backed up to %s\n", file)
+	return 0
+}
+
+// acmeDNSDomain is migrate's -acme-dns-domain.
+var acmeDNSDomain string
+
+// importACMEDNS adds the registrations of the acme-dns database src to the
+// Hostmint store to (which may be in use).
+func importACMEDNS(ctx context.Context, src, toArg string, stdout, stderr io.Writer) int {
+	domain := domains.Normalize(acmeDNSDomain)
+	if domain == "" {
+		fmt.Fprintf(stderr, "hostmint migrate: -acme-dns-domain NAME is required with -from acme-dns:STORE: "+
+			"the acme-dns server's domain, which the Corefile's acme_dns_domain must name\n")
+		return exitRefuse
+	}
+	d, dsn, err := parseStore(src)
+	if err != nil {
+		fmt.Fprintf(stderr, "hostmint migrate: acme-dns source: %v\n", err)
+		return exitRefuse
+	}
+	regs, err := acmedns.Read(ctx, d, dsn, domain, time.Now().UnixMilli())
+	if err != nil {
+		fmt.Fprintf(stderr, "hostmint migrate: acme-dns source: %v\n", err)
+		return exitFail
+	}
+	td, tdsn, _ := parseStore(toArg)
+	to, err := storage.Open(ctx, td, tdsn)
+	if err != nil {
+		fmt.Fprintf(stderr, "hostmint migrate: target: %v\n", err)
+		return exitFail
+	}
+	defer to.Close()
+	n, err := to.ImportRegistrations(ctx, regs)
+	if err != nil {
+		fmt.Fprintf(stderr, "hostmint migrate: nothing was imported: %v\n", err)
+		return exitFail
+	}
+	fmt.Fprintf(stdout, "imported %d of %d acme-dns registrations under %s (%d held already)\n", n, len(regs), domain, len(regs)-n)
+	if n > 0 {
+		fmt.Fprintf(stdout, "serve them with acme_dns_domain %s in the hostname block\n", domain)
+	}
 	return 0
 }

@@ -141,6 +141,18 @@ func (ix *Index) Apply(ctx context.Context, q storage.Queries, cs []storage.Chan
 	for _, c := range cs2 {
 		chals[c.HostnameID] = append(chals[c.HostnameID], c)
 	}
+	if domainsChanged {
+		// A registration's name may have been in no zone until now (its
+		// domain made after it, a node's first start): every one served
+		// is placed again.
+		since := time.Now().Add(-records.ChallengeLife).UnixMilli()
+		if err := q.ScanServedRegistrations(ctx, since, func(r *storage.Registration) error {
+			regs = append(regs, r.ID)
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
 	rgs, err := q.RegistrationsByID(ctx, regs)
 	if err != nil {
 		return err
