@@ -112,6 +112,8 @@ func New(cfg Config, a *accounts.Service, h hostnames.Rules, d *domains.Service,
 	m.HandleFunc("POST "+Prefix+"operator/accounts/{id}/sessions/{session}/end", dh.session(operatorOnly, dh.opEndSession))
 	m.HandleFunc("POST "+Prefix+"operator/accounts/{id}/signin-links/{link}/end", dh.session(operatorOnly, dh.opEndLink))
 	m.HandleFunc("GET "+Prefix+"operator/audit", dh.session(operatorOnly, dh.opAuditPage))
+	m.HandleFunc("GET "+Prefix+"operator/acme-registrations", dh.session(operatorOnly, dh.opRegistrationsPage))
+	m.HandleFunc("POST "+Prefix+"operator/acme-registrations/{username}/delete", dh.session(operatorOnly, dh.opDeleteRegistration))
 	if cfg.Profile.Teams() { // the abuse actions are [P2], as their API routes are
 		m.HandleFunc("GET "+Prefix+"operator/hostnames", dh.session(operatorOnly, dh.opHostnamesPage))
 		m.HandleFunc("POST "+Prefix+"operator/hostnames/{id}/suspend", dh.session(operatorOnly, dh.opSuspend))

@@ -99,10 +99,12 @@ func newSiteWith(t *testing.T, d storage.Dialect, profile profile.Profile, baseU
 	}
 	// The test client is a trusted proxy: a request says it came over TLS
 	// with X-Forwarded-Proto.
+	rules := hostnames.DefaultRules(hs)
+	rules.Certificates.WithACMEDNS("auth.example.org")
 	api := adminapi.New(adminapi.Config{Profile: profile, BaseURL: baseURL, AdminToken: adminToken, Audit: audits,
-		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}, hostnames.DefaultRules(hs), acc, auth, doms, log)
+		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}, rules, acc, auth, doms, log)
 	dash := dashboard.New(dashboard.Config{Profile: profile, BaseURL: baseURL, AdminToken: adminToken, Audit: audits,
-		TLS: api.OverTLS, DNSAddr: o.dnsAddr}, acc, hostnames.DefaultRules(hs), doms, log)
+		TLS: api.OverTLS, DNSAddr: o.dnsAddr}, acc, rules, doms, log)
 	h = dashboard.Mount(api, dash)
 	return &site{t: t, url: srv.URL, accounts: acc, db: db}
 }
