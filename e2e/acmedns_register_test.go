@@ -1,9 +1,6 @@
 package e2e
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,13 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-acme/lego/v4/certcrypto"
-	"github.com/go-acme/lego/v4/certificate"
 	"github.com/go-acme/lego/v4/challenge/dns01"
-	"github.com/go-acme/lego/v4/lego"
 	legolog "github.com/go-acme/lego/v4/log"
 	"github.com/go-acme/lego/v4/providers/dns/acmedns"
-	"github.com/go-acme/lego/v4/registration"
 	"github.com/hostmint/hostmint/storage/storagetest"
 	"github.com/miekg/dns"
 )
@@ -522,40 +515,15 @@ www A 127.0.0.1
 	if err != nil {
 		t.Fatal(err)
 	}
-	accountKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	user := &dns01User{key: accountKey}
-	lc := lego.NewConfig(user)
-	lc.CADirURL = ca.dir
-	lc.HTTPClient = ca.client
-	lc.Certificate.KeyType = certcrypto.EC256
-	client, err := lego.NewClient(lc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if user.reg, err = client.Registration.Register(registration.RegisterOptions{TermsOfServiceAgreed: true}); err != nil {
-		t.Fatal(err)
-	}
 	// lego's check asks the resolver (recursion desired) for the TXT
 	// through the CNAME. Not RecursiveNSsPropagationRequirement: its second
 	// question does not ask for recursion, which Unbound refuses; nor the
 	// authoritative check, which would ask example.org's NS on port 53.
-	err = client.Challenge.SetDNS01Provider(provider,
+	res := legoObtain(t, ca, provider, []string{name, "*." + name},
 		dns01.AddRecursiveNameservers([]string{unboundAddr}),
 		dns01.AddDNSTimeout(5*time.Second),
 		dns01.DisableAuthoritativeNssPropagationRequirement(),
 	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	begin := time.Now()
-	res, err := client.Certificate.Obtain(certificate.ObtainRequest{Domains: []string{name, "*." + name}, Bundle: true})
-	if err != nil {
-		t.Fatalf("obtain: %v", err)
-	}
-	t.Logf("lego obtained the certificate in %s", time.Since(begin).Round(time.Millisecond))
 	dns01Check(t, ca, res.Certificate, name)
 
 	// The resolver sees the two values of the order through the CNAME;

@@ -28,6 +28,7 @@ import (
 
 	"github.com/go-acme/lego/v4/certcrypto"
 	"github.com/go-acme/lego/v4/certificate"
+	"github.com/go-acme/lego/v4/challenge"
 	"github.com/go-acme/lego/v4/challenge/dns01"
 	"github.com/go-acme/lego/v4/lego"
 	"github.com/go-acme/lego/v4/providers/dns/acmedns"
@@ -422,6 +423,30 @@ func TestDNS01LegoLibrary(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// AddRecursiveNameservers and AddDNSTimeout set lego's process-wide
+	// state; the other test of this package that runs lego in-process is
+	// not parallel. The authoritative check would ask the NS names on port
+	// 53; the recursive check asks our server, which is the authority.
+	res := legoObtain(t, ca, provider, []string{name, "*." + name},
+		dns01.AddRecursiveNameservers([]string{s.dnsAddr}),
+		dns01.AddDNSTimeout(5*time.Second),
+		dns01.DisableAuthoritativeNssPropagationRequirement(),
+		dns01.RecursiveNSsPropagationRequirement(),
+	)
+	dns01Check(t, ca, res.Certificate, name)
+	s.dns01Served(t, name)
+
+	// The provider used the stored account and registered nothing.
+	if after, err := os.ReadFile(storagePath); err != nil || !bytes.Equal(after, storage) {
+		t.Fatalf("the storage file changed: %s (%v)", after, err)
+	}
+}
+
+// legoObtain makes an ACME account at ca and obtains a certificate for
+// domains with lego as a library, its DNS-01 challenges solved by provider
+// with opts.
+func legoObtain(t *testing.T, ca *dns01Pebble, provider challenge.Provider, domains []string, opts ...dns01.ChallengeOption) *certificate.Resource {
+	t.Helper()
 	accountKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
@@ -438,32 +463,16 @@ func TestDNS01LegoLibrary(t *testing.T) {
 	if user.reg, err = client.Registration.Register(registration.RegisterOptions{TermsOfServiceAgreed: true}); err != nil {
 		t.Fatal(err)
 	}
-	// AddRecursiveNameservers and AddDNSTimeout set lego's process-wide
-	// state; no other test of this package runs lego in-process. The
-	// authoritative check would ask the NS names on port 53; the recursive
-	// check asks our server, which is the authority.
-	err = client.Challenge.SetDNS01Provider(provider,
-		dns01.AddRecursiveNameservers([]string{s.dnsAddr}),
-		dns01.AddDNSTimeout(5*time.Second),
-		dns01.DisableAuthoritativeNssPropagationRequirement(),
-		dns01.RecursiveNSsPropagationRequirement(),
-	)
-	if err != nil {
+	if err := client.Challenge.SetDNS01Provider(provider, opts...); err != nil {
 		t.Fatal(err)
 	}
 	begin := time.Now()
-	res, err := client.Certificate.Obtain(certificate.ObtainRequest{Domains: []string{name, "*." + name}, Bundle: true})
+	res, err := client.Certificate.Obtain(certificate.ObtainRequest{Domains: domains, Bundle: true})
 	if err != nil {
 		t.Fatalf("obtain: %v", err)
 	}
-	t.Logf("lego library took %s", time.Since(begin).Round(time.Millisecond))
-	dns01Check(t, ca, res.Certificate, name)
-	s.dns01Served(t, name)
-
-	// The provider used the stored account and registered nothing.
-	if after, err := os.ReadFile(storagePath); err != nil || !bytes.Equal(after, storage) {
-		t.Fatalf("the storage file changed: %s (%v)", after, err)
-	}
+	t.Logf("lego obtained the certificate in %s", time.Since(begin).Round(time.Millisecond))
+	return res
 }
 
 // certbot with a manual auth hook that calls the update API with curl. [P1]
