@@ -22,7 +22,7 @@ var layers = []struct {
 }{
 	{"foundations", []string{"profile", "apierror", "addrclass", "apikey", "labels", "seal", "nsprobe", "storage", "storage/storagetest"}},
 	{"rules", []string{"access", "plans", "audit", "ratelimit", "records", "domains", "certs", "targets", "diagnose", "accounts", "hostnames", "idempotency"}},
-	{"doors", []string{"httperr", "adminapi", "dashboard", "dnsupdate"}},
+	{"doors", []string{"httperr", "adminapi", "dashboard", "dnsupdate", "acmedns"}},
 	{"wiring", []string{"app"}},
 	{"DNS", []string{"plugin/hostname"}},
 	{"binaries", []string{"coredns-build", "cmd/hostmint", "bench", "e2e"}},
