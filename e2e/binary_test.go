@@ -87,12 +87,20 @@ func spawnEdited(t testing.TB, o options, edit func(string) string) (*server, *p
 // waiting for it; it returns the Corefile's path too.
 func launch(t testing.TB, s *server, text string) (*process, string) {
 	t.Helper()
+	return launchWith(t, s, text)
+}
+
+// launchWith is launch with the binary run by the command wrap (such as
+// ip netns exec NAME).
+func launchWith(t testing.TB, s *server, text string, wrap ...string) (*process, string) {
+	t.Helper()
 	path := filepath.Join(s.dir, "Corefile")
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	p := &process{out: new(bytes.Buffer)}
-	p.cmd = exec.Command(binary(t), "-conf", path)
+	args := append(append(wrap, binary(t)), "-conf", path)
+	p.cmd = exec.Command(args[0], args[1:]...)
 	p.cmd.Dir = s.dir
 	p.cmd.Stdout, p.cmd.Stderr = lockedWriter{p}, lockedWriter{p}
 	if err := p.cmd.Start(); err != nil {

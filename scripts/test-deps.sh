@@ -7,7 +7,7 @@
 # ddclient and inadyn (the dyndns2 client tests, e2e/dyndns_test.go); Knot, BIND and NSD
 # (secondaries for the zone transfer tests); knsupdate and certbot's rfc2136
 # plugin (the DNS UPDATE tests); Unbound (the resolver Pebble asks in the
-# acme-dns registration test, e2e/acmedns_register_test.go).
+# acme-dns registration test, e2e/acmedns_register_test.go); DNSViz (e2e/dnsviz_test.go).
 # Safe to run again; needs root (or sudo) only when something is missing.
 set -euo pipefail
 
@@ -41,6 +41,11 @@ command -v pdns_server >/dev/null || missing+=(pdns-server)
 # A resolver between Pebble and two authorities (e2e/acmedns_register_test.go),
 # run by the test on a port of its own.
 command -v unbound >/dev/null || missing+=(unbound)
+# DNSViz (e2e/dnsviz_test.go), run in a network namespace that has only
+# loopback; its grok needs pygraphviz.
+command -v dnsviz >/dev/null || missing+=(dnsviz)
+command -v ip >/dev/null || missing+=(iproute2)
+[ -d /usr/lib/python3/dist-packages/pygraphviz ] || missing+=(python3-pygraphviz)
 dpkg-query -W -f='${Status}' pdns-backend-pgsql 2>/dev/null | grep -q 'ok installed' || missing+=(pdns-backend-pgsql)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "test-deps: installing ${missing[*]}"

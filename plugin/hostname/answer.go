@@ -11,13 +11,8 @@ import (
 
 // TTLs of the records this plugin writes.
 const (
-	ttlNS      = 3600
-	ttlSOA     = 60 // = soaMinimum: one SOA, one signature, in positive and negative answers
-	ttlDNSKEY  = 3600
-	soaMinimum = 60 // negative caching: a name made after a miss resolves within a minute
-	soaRefresh = 3600
-	soaRetry   = 600
-	soaExpire  = 1209600
+	ttlNS     = 3600
+	ttlDNSKEY = 3600
 )
 
 // reply is an answer being built: the message, and what DNSSEC needs to
@@ -36,8 +31,29 @@ func (h *Handler) answer(m *dns.Msg, z *zone, state request.Request) {
 	qname, qtype := state.Name(), state.QType()
 	now := time.Now()
 	r := &reply{m: m, z: z, owner: state.QName()}
+	h.fill(r, qname, qtype, now)
+	if z.signer != nil && (qtype == dns.TypeNSEC || qtype == dns.TypeRRSIG) {
+		// A signed zone holds an NSEC and RRSIGs at every name (a black
+		// lie's included): they are answered, never denied by an NSEC
+		// that lists them (RFC 4035 3.1.3.1).
+		h.dnssecRecords(r, qname, qtype, now)
+	}
+	if len(m.Answer) == 0 {
+		m.Ns = []dns.RR{h.soa(z, h.cfg.soa.minimum)}
+		if r.missing {
+			m.Rcode = dns.RcodeNameError
+		}
+	}
+	if state.Do() && z.signer != nil {
+		h.sign(r, qtype, now)
+	}
+}
+
+// fill answers qtype at qname into r: at the apex, at a nameserver's
+// name, or at any other name.
+func (h *Handler) fill(r *reply, qname string, qtype uint16, now time.Time) {
 	switch {
-	case qname == z.name:
+	case qname == r.z.name:
 		h.apex(r, qtype)
 	case h.static[qname] != "":
 		r.types = addrTypes(h.static[qname])
@@ -49,15 +65,32 @@ func (h *Handler) answer(m *dns.Msg, z *zone, state request.Request) {
 	default:
 		h.name(r, qname, qtype, now)
 	}
-	if len(m.Answer) == 0 {
-		m.Ns = []dns.RR{h.soa(z, soaMinimum)}
-		if r.missing {
-			m.Rcode = dns.RcodeNameError
-		}
+}
+
+// dnssecRecords answers a query for the NSEC or the RRSIGs at a name of a
+// signed zone, as BIND and Knot do: the name's NSEC (the one its denials
+// carry), or the signature of each of its RRsets, its NSEC's included. A
+// name that does not exist holds its black lie's NSEC alone.
+func (h *Handler) dnssecRecords(r *reply, qname string, qtype uint16, now time.Time) {
+	types := r.types
+	if r.missing {
+		types = nil
 	}
-	if state.Do() && z.signer != nil {
-		h.sign(r, qtype, now)
+	r.missing = false
+	n := nsec(r.owner, types, h.cfg.soa.minimum)
+	if qtype == dns.TypeNSEC {
+		r.positive([]dns.RR{n})
+		return
 	}
+	sets := []dns.RR{n}
+	for _, t := range types {
+		one := &reply{m: new(dns.Msg), z: r.z, owner: r.owner}
+		h.fill(one, qname, t, now)
+		sets = append(sets, one.m.Answer...)
+		r.capped = r.capped || one.capped
+	}
+	signed := r.z.signer.signSection(sets, h.fullTTL(r), now)
+	r.positive(signed[len(sets):])
 }
 
 // name answers for a name below the apex: a hostname, a name with records
@@ -137,7 +170,7 @@ func (h *Handler) apex(r *reply, qtype uint16) {
 		r.types = withType(r.types, dns.TypeCAA)
 	}
 	if z.signer != nil {
-		r.types = withType(r.types, dns.TypeDNSKEY)
+		r.types = withType(withType(withType(r.types, dns.TypeDNSKEY), dns.TypeCDS), dns.TypeCDNSKEY)
 	}
 	if qtype == dns.TypeANY {
 		r.positive(anyRRs(r.owner, r.types, records.TTL))
@@ -145,7 +178,7 @@ func (h *Handler) apex(r *reply, qtype uint16) {
 	}
 	var rrs []dns.RR
 	if qtype == dns.TypeSOA {
-		soa := h.soa(z, ttlSOA)
+		soa := h.soa(z, h.cfg.soa.minimum)
 		soa.Header().Name = r.owner
 		rrs = append(rrs, soa)
 	}
@@ -156,10 +189,21 @@ func (h *Handler) apex(r *reply, qtype uint16) {
 	if qtype == dns.TypeCAA {
 		rrs = append(rrs, rewrite(z.caa, r.owner, records.TTL)...)
 	}
-	if qtype == dns.TypeDNSKEY && z.signer != nil {
+	if z.signer != nil {
+		// The key, and the same key as CDNSKEY and its DS as CDS (RFC 7344,
+		// RFC 8078): a parent that scans for them installs the DS itself.
 		k := *z.signer.dnskey
 		k.Hdr.Name, k.Hdr.Ttl = r.owner, ttlDNSKEY
-		rrs = append(rrs, &k)
+		switch qtype {
+		case dns.TypeDNSKEY:
+			rrs = append(rrs, &k)
+		case dns.TypeCDNSKEY:
+			rrs = append(rrs, k.ToCDNSKEY())
+		case dns.TypeCDS:
+			if ds := k.ToDS(dns.SHA256); ds != nil {
+				rrs = append(rrs, ds.ToCDS())
+			}
+		}
 	}
 	r.positive(rrs)
 }
@@ -175,11 +219,30 @@ func (h *Handler) sign(r *reply, qtype uint16, now time.Time) {
 		if r.missing {
 			types = nil
 		}
-		m.Ns = append(m.Ns, nsec(r.owner, types))
+		m.Ns = append(m.Ns, nsec(r.owner, types, h.cfg.soa.minimum))
 	}
-	// A TTL shortened to an expiry is signed at its full value, so the
-	// signature is made once, not once a second.
-	full := func(rr dns.RR) uint32 {
+	full := h.fullTTL(r)
+	m.Answer = s.signSection(m.Answer, full, now)
+	m.Ns = s.signSection(m.Ns, full, now)
+	// Additional data of another zone (a nameserver's address in another
+	// served domain) is not this zone's to sign (RFC 4035 5.3.1): it goes
+	// unsigned, as glue does.
+	var ours, theirs []dns.RR
+	for _, rr := range m.Extra {
+		if h.index.zoneOf(dns.CanonicalName(rr.Header().Name)) == r.z {
+			ours = append(ours, rr)
+		} else {
+			theirs = append(theirs, rr)
+		}
+	}
+	m.Extra = append(s.signSection(ours, full, now), theirs...)
+}
+
+// fullTTL is the TTL an RRset of r is signed with: a TTL shortened to an
+// expiry is signed at its full value, so the signature is made once, not
+// once a second.
+func (h *Handler) fullTTL(r *reply) func(dns.RR) uint32 {
+	return func(rr dns.RR) uint32 {
 		if r.capped && rr.Header().Rrtype != dns.TypeSOA && rr.Header().Rrtype != dns.TypeNSEC {
 			if t := rr.Header().Rrtype; t == dns.TypeA || t == dns.TypeAAAA {
 				return h.cfg.addressTTL
@@ -187,21 +250,6 @@ func (h *Handler) sign(r *reply, qtype uint16, now time.Time) {
 			return records.TTL
 		}
 		return rr.Header().Ttl
-	}
-	m.Answer = s.signSection(m.Answer, full, now)
-	m.Ns = s.signSection(m.Ns, full, now)
-	m.Extra = s.signSection(m.Extra, full, now)
-}
-
-// soa is the zone's SOA with the given TTL. The serial is the newest change
-// applied, so every node that has applied the same changes agrees on it.
-func (h *Handler) soa(z *zone, ttl uint32) dns.RR {
-	return &dns.SOA{
-		Hdr:     dns.RR_Header{Name: z.name, Rrtype: dns.TypeSOA, Class: dns.ClassINET, Ttl: ttl},
-		Ns:      h.ns[0],
-		Mbox:    "hostmaster." + z.name,
-		Serial:  h.index.serial.Load(),
-		Refresh: soaRefresh, Retry: soaRetry, Expire: soaExpire, Minttl: soaMinimum,
 	}
 }
 

@@ -100,7 +100,7 @@ func (h *Handler) catalogSOA(c *catalogData) *dns.SOA {
 	return &dns.SOA{
 		Hdr: dns.RR_Header{Name: h.cfg.catalog, Rrtype: dns.TypeSOA, Class: dns.ClassINET, Ttl: 0},
 		Ns:  h.ns[0], Mbox: "hostmaster." + h.cfg.catalog, Serial: c.serial,
-		Refresh: soaRefresh, Retry: soaRetry, Expire: soaExpire, Minttl: 0,
+		Refresh: h.cfg.soa.refresh, Retry: h.cfg.soa.retry, Expire: h.cfg.soa.expire, Minttl: 0,
 	}
 }
 

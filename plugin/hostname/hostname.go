@@ -103,6 +103,19 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 		return dns.RcodeServerFailure, nil
 	}
 
+	switch qt := state.QType(); qt {
+	case dns.TypeAXFR, dns.TypeIXFR:
+		// No transfer plugin took it (it comes before this one): refused
+		// at once, as CoreDNS's file plugin does (RFC 5936 2.2), not
+		// answered like a query while the client waits for a transfer.
+		countAnswer(dns.RcodeRefused, qt, z.kind)
+		return dns.RcodeRefused, nil
+	case dns.TypeTKEY, dns.TypeTSIG, dns.TypeMAILA, dns.TypeMAILB:
+		// Meta-types: nothing a name holds (RFC 6895 3.1).
+		countAnswer(dns.RcodeNotImplemented, qt, z.kind)
+		return dns.RcodeNotImplemented, nil
+	}
+
 	// A name's answer from its packed bytes when it has them.
 	var n *node
 	if qname != z.name {

@@ -271,6 +271,11 @@ var options = []option{
 		return nil
 	}},
 	{"acme_update_per_minute", "COUNT", "acme-dns updates a credential may make a minute", 1, 1, count(func(c *config) *int { return &c.app.ACMEUpdates })},
+	{"soa", "RNAME [REFRESH RETRY EXPIRE MINIMUM]", "every served zone's SOA contact mailbox and timers", 1, 5, func(cfg *config, a []string) error {
+		v, err := parseSOA(a)
+		cfg.soa = v
+		return err
+	}},
 	{"acme_dns_domain", "NAME", "make acme-dns registrations for any domain under NAME, a name below a domain", 1, 1, func(cfg *config, a []string) error {
 		name := domains.Normalize(a[0])
 		if name == "" {

@@ -29,6 +29,7 @@ type config struct {
 	app        app.Config
 	given      map[string]bool // the options the block sets
 	addressTTL uint32
+	soa        soaValues // every served zone's SOA: contact, timers
 	// catalog is the RFC 9432 catalog zone served beside the domains
 	// (lowercase FQDN), "" for none.
 	catalog string
@@ -89,7 +90,7 @@ func newHandler(cfg *config) *Handler {
 
 // parse reads the hostname block of c (one per server block).
 func parse(c *caddy.Controller) (*config, error) {
-	cfg := &config{app: app.Defaults(), given: map[string]bool{}, addressTTL: 60}
+	cfg := &config{app: app.Defaults(), given: map[string]bool{}, addressTTL: 60, soa: defaultSOA}
 	for i := 0; c.Next(); i++ {
 		if i > 0 {
 			return nil, plugin.ErrOnce

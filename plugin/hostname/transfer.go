@@ -46,7 +46,7 @@ func (h *Handler) Transfer(zone string, serial uint32) (<-chan []dns.RR, error) 
 		log.Warningf("refused a transfer of %s: %v", z.name, errSigned)
 		return nil, errSigned
 	}
-	soa := h.soa(z, ttlSOA)
+	soa := h.soa(z, h.cfg.soa.minimum)
 	ch := make(chan []dns.RR, 2)
 	if serial != 0 && !serialOlder(serial, soa.(*dns.SOA).Serial) {
 		xfrOut.WithLabelValues("current").Inc()
@@ -113,9 +113,9 @@ func (h *Handler) ixfr(name string, serial uint32) ([]dns.RR, bool) {
 		return nil, false
 	}
 	// The serial read with the names, not the index's by now.
-	soaNow := h.soa(z, ttlSOA).(*dns.SOA)
+	soaNow := h.soa(z, h.cfg.soa.minimum).(*dns.SOA)
 	soaNow.Serial = cur
-	soaThen := h.soa(z, ttlSOA).(*dns.SOA)
+	soaThen := h.soa(z, h.cfg.soa.minimum).(*dns.SOA)
 	soaThen.Serial = serial
 	rrs := []dns.RR{soaNow, soaThen}
 	for _, n := range names {
@@ -139,7 +139,7 @@ func (h *Handler) ixfr(name string, serial uint32) ([]dns.RR, bool) {
 // serial, and the IXFR after it would then delete records the secondary
 // never had, and fail, and start another whole transfer.
 func (h *Handler) axfr(z *zone, chunks [][]named, serial uint32, ch chan<- []dns.RR) {
-	soa := h.soa(z, ttlSOA)
+	soa := h.soa(z, h.cfg.soa.minimum)
 	soa.(*dns.SOA).Serial = serial
 	batch := []dns.RR{soa}
 	send := func(rrs ...dns.RR) {

@@ -201,7 +201,8 @@ func (h *Handler) wireUntil(n *node) int64 {
 // flags until until (Unix ms, 0: for good).
 func (h *Handler) keepWire(r, m *dns.Msg, z *zone, n *node, until int64) {
 	flags, ok := wireFlags(r)
-	if !ok || until < 0 || m.Rcode != dns.RcodeSuccess || m.Truncated || len(m.Answer) == 0 || len(m.Ns) != 0 {
+	if !ok || until < 0 || m.Rcode != dns.RcodeSuccess || m.Truncated || len(m.Answer) == 0 || len(m.Ns) != 0 ||
+		r.Question[0].Qtype == dns.TypeRRSIG { // signatures of several RRsets, each renewed on its own
 		return
 	}
 	for _, rr := range m.Extra {
