@@ -61,9 +61,11 @@ func records(ctx context.Context, db *sql.DB, domain string, now int64) ([]stora
 		if err != nil {
 			return nil, fmt.Errorf("registration %s: %w", user, err)
 		}
-		sub = strings.ToLower(sub)
-		out = append(out, storage.Registration{ID: user, Subdomain: sub, Name: sub + "." + domain, PasswordHash: bcryptHash(pass),
-			AllowFrom: strings.Join(nets, ","), Source: "acme-dns", UsedAt: now, CreatedAt: now})
+		r, err := hostnames.RegistrationRow(user, sub, domain, bcryptHash(pass), nets, "acme-dns", now)
+		if err != nil {
+			return nil, fmt.Errorf("registration %s: %w", user, err)
+		}
+		out = append(out, *r)
 	}
 	return out, rows.Err()
 }

@@ -170,7 +170,7 @@ func (s *Server) routeTable() []route {
 				"`{subdomain, txt}`, any or no Content-Type. `txt` is 43 characters of A-Z a-z 0-9 _ -. 200 `{\"txt\": value}`; " +
 				"the value is served at once as TXT at `_acme-challenge.<hostname>` (TTL 60): the two newest values, for 24 hours " +
 				"after the newest was written. 400 malformed body or value, or no subdomain; 401 invalid credentials (or a released, terminated " +
-				"or expired hostname); 403 subdomain not this credential's, or hostname suspended; 429 RATE_LIMITED with " +
+				"or expired hostname); 403 subdomain not this credential's, hostname suspended, a registration's update from outside its allowfrom or for a name not below acme_dns_domain; 429 RATE_LIMITED with " +
 				"Retry-After past 30 updates a minute with one credential (the Corefile's `acme_update_per_minute`; refused " +
 				"calls do not count, and each credential of a hostname has its own allowance).",
 			ok: 200, okSchema: "ChallengeValue", errors: []int{400, 401, 403, 429, 500, 503}, handle: s.acmeUpdate},
@@ -183,7 +183,8 @@ func (s *Server) routeTable() []route {
 				"here), `subdomain` and `fulldomain` (`<subdomain>.<acme_dns_domain>`): point `_acme-challenge.<your name>` at " +
 				"`fulldomain` by CNAME and publish with POST /api/acme/update, whose values are served at `fulldomain`. 400 a " +
 				"malformed body or a network that is not CIDR; 429 RATE_LIMITED with Retry-After past 20 registrations an hour " +
-				"from one network (an IPv4 /24, an IPv6 /56). A registration not updated for 180 days is deleted.",
+				"from one network (an IPv4 /24, an IPv6 /56), 200 from the /16 or /40 around it, or 2 000 in all. A registration " +
+				"not updated for 180 days is deleted.",
 			ok: 201, okSchema: "Registration", errors: []int{400, 429, 500, 501, 503}, handle: s.acmeRegister},
 		{method: "GET", path: "/api/admin/acme-registrations", auth: authAdmin, summary: "List acme-dns registrations",
 			doc: "The registrations made through POST /api/acme/register, in username order, without secrets or values. " +

@@ -120,7 +120,7 @@ func TestSignedNSECAndRRSIGQueries(t *testing.T) {
 }
 
 // A signed denial for a name of 254-255 octets still fits in a name: its
-// NSEC's next name is the owner's successor that fits (RFC 4470 3.1.2).
+// NSEC's next name is the owner's successor that fits (RFC 4471 3.1.2).
 func TestSignedDenialOfLongNames(t *testing.T) {
 	t.Parallel()
 	s, _ := signedPool(t)

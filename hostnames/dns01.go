@@ -79,6 +79,9 @@ type ChallengeUpdate struct {
 // PublishChallenge checks an update call and publishes its value: served at
 // once on this node, within the feed's lag on the others.
 func (s *Certificates) PublishChallenge(ctx context.Context, u ChallengeUpdate) error {
+	if err := s.upgradeImported(ctx, u); err != nil {
+		return err
+	}
 	return s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
 		c, err := tx.Credential(ctx, u.User)
 		if errors.Is(err, storage.ErrNotFound) {

@@ -1,14 +1,17 @@
 package hostnames
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"net/netip"
 	"strings"
 	"time"
 
 	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/apikey"
+	"github.com/hostmint/hostmint/labels"
 	"github.com/hostmint/hostmint/ratelimit"
 	"github.com/hostmint/hostmint/storage"
 	"golang.org/x/crypto/bcrypt"
@@ -23,11 +26,21 @@ import (
 // RegistrationRetention is how long a registration lives without an update.
 const RegistrationRetention = 180 * 24 * time.Hour
 
-// Registrations a source network may make an hour (an IPv4 /24, an IPv6
-// /56, as response rate limiting counts clients): an ACME client registers
-// once per name it certifies, so even a busy network needs few; past it, a
-// loop or a scan is held to one every 3 minutes.
-var registerLimit = ratelimit.Limit{Kind: "acme-register", Max: 20, Window: time.Hour, What: "registrations"}
+// Registrations an hour, counted from a source network (an IPv4 /24, an
+// IPv6 /56, as response rate limiting counts clients), from the wider
+// network around it (/16, /40: one holder's addresses), and from everywhere.
+// An ACME client registers once per name it certifies, so even a busy
+// network needs few; a loop or a scan is held to one every 3 minutes, one
+// that spreads over a wide network to one every 18 s, and the table grows
+// by at most 2 000 rows an hour whoever registers.
+var registerLimits = []struct {
+	v4, v6 int // prefix lengths; 0: everywhere
+	limit  ratelimit.Limit
+}{
+	{24, 56, ratelimit.Limit{Kind: "acme-register", Max: 20, Window: time.Hour, What: "registrations"}},
+	{16, 40, ratelimit.Limit{Kind: "acme-register-wide", Max: 200, Window: time.Hour, What: "registrations"}},
+	{0, 0, ratelimit.Limit{Kind: "acme-register-all", Max: 2000, Window: time.Hour, What: "registrations"}},
+}
 
 // maxAllowFrom is the most networks a registration's allowfrom lists.
 const maxAllowFrom = 20
@@ -59,27 +72,53 @@ func (s *Certificates) Register(ctx context.Context, from netip.Addr, allowFrom 
 	if err != nil {
 		return nil, err
 	}
-	sub := uuid4()
-	out := &Registration{Username: uuid4(), Password: apikey.Random(25), Subdomain: sub,
-		Fulldomain: sub + "." + s.acmeDNS, AllowFrom: nets, Source: SourceNetwork(from)}
+	password := apikey.Random(25)
+	row, err := RegistrationRow(uuid4(), uuid4(), s.acmeDNS, apikey.Hash(password), nets, SourceNetwork(from), s.now().UnixMilli())
+	if err != nil {
+		return nil, err
+	}
 	err = s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
-		now := s.now()
-		err := ratelimit.Take(ctx, tx, "network:"+out.Source, registerLimit, now)
-		if p, ok := apierror.As(err); ok && p.Code == apierror.CodeRateLimited {
-			p.Message = "more than 20 registrations an hour from this network (" + out.Source + "); retry later"
-		}
-		if err != nil {
+		// Registrations are few: one at a time, so every count is exact.
+		if err := tx.LockName(ctx, "acme-register"); err != nil {
 			return err
 		}
-		out.CreatedAt, out.UsedAt = now.UnixMilli(), now.UnixMilli()
-		return tx.InsertRegistration(ctx, &storage.Registration{ID: out.Username, Subdomain: sub, Name: out.Fulldomain,
-			PasswordHash: apikey.Hash(out.Password), AllowFrom: strings.Join(nets, ","), Source: out.Source,
-			UsedAt: out.CreatedAt, CreatedAt: out.CreatedAt})
+		for _, l := range registerLimits {
+			network := "everywhere"
+			if l.v4 > 0 {
+				network = prefixOf(from, l.v4, l.v6)
+			}
+			err := ratelimit.Take(ctx, tx, "network:"+network, l.limit, s.now())
+			if p, ok := apierror.As(err); ok && p.Code == apierror.CodeRateLimited {
+				p.Message = fmt.Sprintf("more than %d registrations an hour from %s; retry later", l.limit.Max, network)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return tx.InsertRegistration(ctx, row)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	return &Registration{Username: row.ID, Password: password, Subdomain: row.Subdomain, Fulldomain: row.Name,
+		AllowFrom: nets, Source: row.Source, CreatedAt: row.CreatedAt, UsedAt: row.UsedAt}, nil
+}
+
+// RegistrationRow is a registration's row: username and subdomain, its
+// name <subdomain>.<domain>, the password's hash, the networks updates may
+// come from (as ParseAllowFrom gives them), where it was registered from,
+// and when (Unix ms). The subdomain must be one label, so that the name
+// is one below domain and nowhere else.
+func RegistrationRow(username, subdomain, domain, hash string, allowFrom []string, source string, now int64) (*storage.Registration, error) {
+	subdomain = strings.ToLower(subdomain)
+	if err := labels.Syntax(subdomain); err != nil {
+		return nil, apierror.BadRequest("subdomain %q: %v", subdomain, err)
+	}
+	if username == "" || len(username) > 64 || strings.ContainsFunc(username, func(r rune) bool { return r <= ' ' || r > '~' }) {
+		return nil, apierror.BadRequest("username %q is not 1-64 printable ASCII characters", username)
+	}
+	return &storage.Registration{ID: username, Subdomain: subdomain, Name: subdomain + "." + domain, PasswordHash: hash,
+		AllowFrom: strings.Join(allowFrom, ","), Source: source, UsedAt: now, CreatedAt: now}, nil
 }
 
 // ParseAllowFrom checks allowfrom as acme-dns does (each a CIDR prefix,
@@ -100,11 +139,14 @@ func ParseAllowFrom(in []string) ([]string, error) {
 }
 
 // SourceNetwork is the network registrations from addr are counted by.
-func SourceNetwork(addr netip.Addr) string {
+func SourceNetwork(addr netip.Addr) string { return prefixOf(addr, 24, 56) }
+
+// prefixOf is the network of addr's first v4 (IPv4) or v6 (IPv6) bits.
+func prefixOf(addr netip.Addr, v4, v6 int) string {
 	addr = addr.Unmap()
-	bits := 56
+	bits := v6
 	if addr.Is4() {
-		bits = 24
+		bits = v4
 	}
 	p, err := addr.Prefix(bits)
 	if err != nil {
@@ -126,27 +168,31 @@ func allowed(allowFrom string, from netip.Addr) bool {
 	return false
 }
 
-// publishRegistered is PublishChallenge for a registration's credential.
+// publishRegistered is PublishChallenge for a registration's credential,
+// inside its transaction. An imported acme-dns password (a bcrypt hash)
+// was checked, and replaced, before it (upgradeImported): one still here
+// did not match.
 func (s *Certificates) publishRegistered(ctx context.Context, tx *storage.Tx, u ChallengeUpdate) error {
-	r, err := tx.Registration(ctx, u.User)
+	// Locked: the registration's updates are counted one at a time.
+	r, err := tx.LockRegistration(ctx, u.User)
 	if errors.Is(err, storage.ErrNotFound) {
 		return apierror.New(apierror.CodeUnauthorized, "invalid credentials: X-Api-User or X-Api-Key is wrong")
 	}
 	if err != nil {
 		return err
 	}
-	ok, imported := verifyRegistration(r.PasswordHash, u.Key)
-	if !ok {
-		return apierror.New(apierror.CodeUnauthorized, "invalid credentials: X-Api-User or X-Api-Key is wrong")
-	}
-	if imported {
-		// Checked once at its cost; Hostmint's own hash from now on.
-		if err := tx.SetRegistrationPassword(ctx, r.ID, apikey.Hash(u.Key)); err != nil {
-			return err
-		}
-	}
+	storage.AuditObject(ctx, "acme-registration:"+r.ID)
+	// Where the caller is comes before the password: from elsewhere, a
+	// password is never checked (nor, imported, costs its bcrypt).
 	if !allowed(r.AllowFrom, u.From) {
 		return apierror.Forbidden("this registration takes updates only from %s (its allowfrom)", strings.ReplaceAll(r.AllowFrom, ",", ", "))
+	}
+	if imported(r.PasswordHash) || !apikey.Verify(r.PasswordHash, u.Key) {
+		return apierror.New(apierror.CodeUnauthorized, "invalid credentials: X-Api-User or X-Api-Key is wrong")
+	}
+	if s.acmeDNS == "" || !strings.HasSuffix(r.Name, "."+s.acmeDNS) {
+		return apierror.Forbidden("registration %s is for %s, which is not below this service's acme_dns_domain (%s): it is not served",
+			r.ID, r.Name, cmp.Or(s.acmeDNS, "none"))
 	}
 	if u.Subdomain == "" {
 		return apierror.BadRequest("subdomain is required: the registration's subdomain (%s)", r.Subdomain)
@@ -164,6 +210,36 @@ func (s *Certificates) publishRegistered(ctx context.Context, tx *storage.Tx, u 
 		return err
 	}
 	return tx.Changed(ctx, storage.KindRegistration, r.ID)
+}
+
+// imported reports whether hash is an imported acme-dns password's.
+func imported(hash string) bool { return strings.HasPrefix(hash, "$2") }
+
+// upgradeImported checks an update's password against an imported
+// registration's acme-dns hash (bcrypt, about 50 ms of CPU by design)
+// outside any transaction, so no lock is held meanwhile, and on a match
+// replaces it with Hostmint's own in a write of its own: the check is made
+// once, whatever becomes of the update. Only a caller from the
+// registration's allowfrom who knows its username, which is never
+// published, gets that far.
+func (s *Certificates) upgradeImported(ctx context.Context, u ChallengeUpdate) error {
+	r, err := s.store.Reader().Registration(ctx, u.User)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil
+	}
+	if err != nil || !imported(r.PasswordHash) || !allowed(r.AllowFrom, u.From) {
+		return err
+	}
+	if bcrypt.CompareHashAndPassword([]byte(r.PasswordHash), []byte(u.Key)) != nil {
+		return nil // refused in the update's transaction
+	}
+	err = s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+		return tx.SetRegistrationPassword(ctx, r.ID, r.PasswordHash, apikey.Hash(u.Key))
+	})
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil // replaced, or deleted, meanwhile
+	}
+	return err
 }
 
 // Registrations lists up to limit registrations after the username after
@@ -198,15 +274,4 @@ func splitList(s string) []string {
 		return []string{}
 	}
 	return strings.Split(s, ",")
-}
-
-// verifyRegistration checks a registration's password against its hash:
-// Hostmint's own, or (imported) acme-dns's bcrypt hash, which the caller
-// replaces with Hostmint's once it has matched. Only a caller who knows
-// the username, which is never published, reaches a bcrypt check.
-func verifyRegistration(hash, password string) (ok, imported bool) {
-	if strings.HasPrefix(hash, "$2") {
-		return bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) == nil, true
-	}
-	return apikey.Verify(hash, password), false
 }

@@ -55,6 +55,15 @@ func AuditAccount(ctx context.Context, accountID string) {
 	}
 }
 
+// AuditObject names the object an entry begun under ctx is about, when
+// only the write itself learns which kind it is (an acme-dns username is
+// a hostname's credential or a registration).
+func AuditObject(ctx context.Context, object string) {
+	if e, _ := ctx.Value(auditKey{}).(*AuditEntry); e != nil {
+		e.Object = object
+	}
+}
+
 // Audited reports how many committed transactions have recorded e.
 func (e *AuditEntry) Audited() int { return len(e.ids) }
 

@@ -23,6 +23,30 @@ func (q Queries) Registration(ctx context.Context, username string) (*Registrati
 	return r, mapErr(err)
 }
 
+// LockRegistration is Registration, the row locked until the transaction
+// ends on PostgreSQL (SQLite's write transactions exclude each other
+// already): a registration's updates are counted one at a time.
+func (q Queries) LockRegistration(ctx context.Context, username string) (*Registration, error) {
+	if q.dialect != Postgres {
+		return q.Registration(ctx, username)
+	}
+	r := new(Registration)
+	err := q.db.NewSelect().Model(r).Where("id = ?", username).For("UPDATE").Scan(ctx)
+	return r, mapErr(err)
+}
+
+// LockName takes a lock on name until the transaction ends on PostgreSQL
+// (a transaction-scoped advisory lock; SQLite's write transactions exclude
+// each other already): what is counted under a key no row holds (a source
+// network's registrations) is counted one writer at a time.
+func (q Queries) LockName(ctx context.Context, name string) error {
+	if q.dialect != Postgres {
+		return nil
+	}
+	_, err := q.db.NewRaw("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", name).Exec(ctx)
+	return mapErr(err)
+}
+
 // PublishRegistration makes value the registration's newest value, the
 // newest before it the other one (a value sent again, a client's retry,
 // keeps the other), and marks it used at now. One statement: concurrent
@@ -138,8 +162,10 @@ func (s *Store) ImportRegistrations(ctx context.Context, rs []Registration) (imp
 	return imported, err
 }
 
-// SetRegistrationPassword replaces a registration's password hash.
-func (q Queries) SetRegistrationPassword(ctx context.Context, id, hash string) error {
-	res, err := q.db.NewUpdate().Model((*Registration)(nil)).Set("password_hash = ?", hash).Where("id = ?", id).Exec(ctx)
+// SetRegistrationPassword replaces a registration's password hash old
+// with hash; ErrNotFound if it no longer holds old.
+func (q Queries) SetRegistrationPassword(ctx context.Context, id, old, hash string) error {
+	res, err := q.db.NewUpdate().Model((*Registration)(nil)).Set("password_hash = ?", hash).
+		Where("id = ? AND password_hash = ?", id, old).Exec(ctx)
 	return oneRow(res, err)
 }

@@ -49,6 +49,7 @@ func (ix *Index) Load(ctx context.Context, q storage.Queries) error {
 	loaded := time.Now().UnixMilli()
 	err = q.ScanServable(ctx, func(h *storage.Hostname) error {
 		own, below := buildNodes(h, recs[h.ID], chals[h.ID])
+		own, below = ix.withoutRegistrationNames(h.Name, own, below)
 		if own == nil {
 			return nil
 		}
@@ -66,7 +67,7 @@ func (ix *Index) Load(ctx context.Context, q storage.Queries) error {
 	if err != nil {
 		return err
 	}
-	regNames, err := ix.loadRegistrations(ctx, q, zs, loaded)
+	regNames, regDue, err := ix.loadRegistrations(ctx, q, zs, loaded)
 	if err != nil {
 		return err
 	}
@@ -74,7 +75,7 @@ func (ix *Index) Load(ctx context.Context, q storage.Queries) error {
 	if err != nil {
 		return err
 	}
-	ix.extra, ix.regNames = extra, regNames
+	ix.extra, ix.regNames, ix.regDue = extra, regNames, regDue
 	ix.size.Store(n)
 	// The names and the serial change together, as a zone transfer's
 	// snapshot reads them.
@@ -172,6 +173,7 @@ func (ix *Index) Apply(ctx context.Context, q storage.Queries, cs []storage.Chan
 	built := time.Now().UnixMilli()
 	for i := range hs {
 		own, below := buildNodes(&hs[i], recs[hs[i].ID], chals[hs[i].ID])
+		own, below = ix.withoutRegistrationNames(hs[i].Name, own, below)
 		settle(own, below, built)
 		for name, old := range ix.replace(zs, &hs[i], own, below) {
 			if z := zs.of(name); z != nil {
@@ -181,6 +183,7 @@ func (ix *Index) Apply(ctx context.Context, q storage.Queries, cs []storage.Chan
 		}
 	}
 	ix.applyRegistrations(rgs, regs, zs, serial, built, zones)
+	ix.sweepRegistrations(zs, built)
 	ix.serial.Store(serial)
 	if domainsChanged {
 		// A domain's CAA policy or signing stands at every name: an IXFR

@@ -1,6 +1,7 @@
 package hostname
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"slices"
@@ -99,7 +100,7 @@ func (h *Handler) catalog() *catalogData {
 func (h *Handler) catalogSOA(c *catalogData) *dns.SOA {
 	return &dns.SOA{
 		Hdr: dns.RR_Header{Name: h.cfg.catalog, Rrtype: dns.TypeSOA, Class: dns.ClassINET, Ttl: 0},
-		Ns:  h.ns[0], Mbox: "hostmaster." + h.cfg.catalog, Serial: c.serial,
+		Ns:  h.ns[0], Mbox: cmp.Or(h.cfg.soa.mbox, "hostmaster."+h.cfg.catalog), Serial: c.serial,
 		Refresh: h.cfg.soa.refresh, Retry: h.cfg.soa.retry, Expire: h.cfg.soa.expire, Minttl: 0,
 	}
 }

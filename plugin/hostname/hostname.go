@@ -92,28 +92,22 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 		if h.Next != nil {
 			return plugin.NextOrFailure(h.Name(), h.Next, ctx, w, r)
 		}
-		if h.rrl != nil {
-			return h.refuse(w, r, state)
-		}
-		countAnswer(dns.RcodeRefused, state.QType(), kindOutside)
-		return dns.RcodeRefused, nil
+		return h.refuse(w, r, state, dns.RcodeRefused, kindOutside, "")
 	}
 	if !h.index.Loaded() || z.unservable() {
 		countAnswer(dns.RcodeServerFailure, state.QType(), z.kind)
 		return dns.RcodeServerFailure, nil
 	}
 
-	switch qt := state.QType(); qt {
+	switch state.QType() {
 	case dns.TypeAXFR, dns.TypeIXFR:
 		// No transfer plugin took it (it comes before this one): refused
 		// at once, as CoreDNS's file plugin does (RFC 5936 2.2), not
 		// answered like a query while the client waits for a transfer.
-		countAnswer(dns.RcodeRefused, qt, z.kind)
-		return dns.RcodeRefused, nil
+		return h.refuse(w, r, state, dns.RcodeRefused, z.kind, z.name)
 	case dns.TypeTKEY, dns.TypeTSIG, dns.TypeMAILA, dns.TypeMAILB:
 		// Meta-types: nothing a name holds (RFC 6895 3.1).
-		countAnswer(dns.RcodeNotImplemented, qt, z.kind)
-		return dns.RcodeNotImplemented, nil
+		return h.refuse(w, r, state, dns.RcodeNotImplemented, z.kind, z.name)
 	}
 
 	// A name's answer from its packed bytes when it has them.
@@ -235,16 +229,23 @@ func (h *Handler) allowedRaw(w dns.ResponseWriter, r *dns.Msg, rcode int, answer
 	return true
 }
 
-// refuse answers r REFUSED (a name in no served zone, no plugin after
-// this one) through the limiter; never signed, as CoreDNS's own refusal.
-func (h *Handler) refuse(w dns.ResponseWriter, r *dns.Msg, state request.Request) (int, error) {
+// refuse answers r with rcode and nothing else (REFUSED for a name in no
+// served zone or a transfer no plugin took, NOTIMP for a meta-type),
+// through the limiter when there is one; never signed, as CoreDNS's own
+// refusals.
+func (h *Handler) refuse(w dns.ResponseWriter, r *dns.Msg, state request.Request, rcode int, kind, zone string) (int, error) {
+	if h.rrl == nil {
+		// CoreDNS's server writes the answer to an rcode it is handed.
+		countAnswer(rcode, state.QType(), kind)
+		return rcode, nil
+	}
 	m := new(dns.Msg)
-	m.SetRcode(r, dns.RcodeRefused)
+	m.SetRcode(r, rcode)
 	state.SizeAndDo(m)
-	if !h.allowed(w, r, m, state, "") {
+	if !h.allowed(w, r, m, state, zone) {
 		return dns.RcodeSuccess, nil
 	}
-	countAnswer(dns.RcodeRefused, state.QType(), kindOutside)
+	countAnswer(rcode, state.QType(), kind)
 	w.WriteMsg(m)
 	return dns.RcodeSuccess, nil
 }

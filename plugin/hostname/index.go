@@ -49,6 +49,10 @@ type Index struct {
 	// regNames are the names of the acme-dns registrations served (by
 	// username), so a deleted one's name can be dropped.
 	regNames map[string]string
+	regDue   []regDue // when each served one's values stop, in that order
+	// acmeDNS is acme_dns_domain (lowercase FQDN), "" for none: the names
+	// at and below it are the registrations' alone.
+	acmeDNS string
 }
 
 // node is one name a hostname holds: its own name (addresses, records at

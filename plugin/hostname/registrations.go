@@ -1,8 +1,11 @@
 package hostname
 
 import (
+	"cmp"
 	"context"
+	"slices"
 
+	clog "github.com/coredns/coredns/plugin/pkg/log"
 	"github.com/hostmint/hostmint/records"
 	"github.com/hostmint/hostmint/storage"
 	"github.com/miekg/dns"
@@ -12,20 +15,82 @@ import (
 // as TXT at its own name, <uuid>.<acme_dns_domain>, for records.ChallengeLife
 // after the newest was written, like a hostname's challenge values.
 
+// withoutRegistrationNames drops from a hostname's nodes those at or below
+// acme_dns_domain, which only registrations hold: a hostname that held the
+// label before the option was set, or a record below one, never answers
+// for a registration's name (a CA would take its TXT for the owner's).
+func (ix *Index) withoutRegistrationNames(name string, own *node, below map[string]*node) (*node, map[string]*node) {
+	name = dns.Fqdn(name)
+	if ix.acmeDNS == "" {
+		return own, below
+	}
+	if dns.IsSubDomain(ix.acmeDNS, name) {
+		clog.Warningf("hostname %s is at or below acme_dns_domain %s, which only acme-dns registrations hold: it is not served", name, ix.acmeDNS)
+		return nil, nil
+	}
+	for n := range below {
+		if dns.IsSubDomain(ix.acmeDNS, n) {
+			clog.Warningf("%s, below hostname %s, is at or below acme_dns_domain %s: it is not served", n, name, ix.acmeDNS)
+			delete(below, n)
+		}
+	}
+	return own, below
+}
+
+// servesRegistration reports whether a registration's name is below
+// acme_dns_domain: one made under another (the option changed, or an
+// import named another domain) is not served.
+func (ix *Index) servesRegistration(name string) bool {
+	return ix.acmeDNS != "" && name != ix.acmeDNS && dns.IsSubDomain(ix.acmeDNS, name)
+}
+
 // loadRegistrations puts every registration with values still served into
 // zs, as Load reads the hostnames.
-func (ix *Index) loadRegistrations(ctx context.Context, q storage.Queries, zs zoneSet, loaded int64) (map[string]string, error) {
+func (ix *Index) loadRegistrations(ctx context.Context, q storage.Queries, zs zoneSet, loaded int64) (map[string]string, []regDue, error) {
 	names := map[string]string{}
+	var due []regDue
 	since := loaded - records.ChallengeLife.Milliseconds()
 	err := q.ScanServedRegistrations(ctx, since, func(r *storage.Registration) error {
+		name := dns.Fqdn(r.Name)
+		if !ix.servesRegistration(name) {
+			return nil
+		}
 		n := registrationNode(r)
 		settle(n, nil, loaded)
-		if name := dns.Fqdn(r.Name); zs.put(name, n) {
+		if zs.put(name, n) {
 			names[r.ID] = name
+			due = append(due, regDue{at: n.expires, id: r.ID, name: name})
 		}
 		return nil
 	})
-	return names, err
+	slices.SortFunc(due, func(a, b regDue) int { return cmp.Compare(a.at, b.at) })
+	return names, due, err
+}
+
+// regDue is when a served registration's values stop being served.
+type regDue struct {
+	at       int64 // Unix ms
+	id, name string
+}
+
+// sweepRegistrations drops the nodes of registrations whose values have
+// stopped being served (they answer as if absent already), so that the
+// index holds those of the last day, not of every one ever updated. The
+// queue is in the order values were written, which is their expiry's.
+func (ix *Index) sweepRegistrations(zs zoneSet, now int64) {
+	i := 0
+	for ; i < len(ix.regDue) && ix.regDue[i].at <= now; i++ {
+		d := ix.regDue[i]
+		if ix.regNames[d.id] != d.name {
+			continue
+		}
+		if n := zs.get(d.name); n != nil && n.owner == holder(d.id) && n.expires > now {
+			continue // published again since: a later entry is due
+		}
+		zs.drop(d.name, holder(d.id))
+		delete(ix.regNames, d.id)
+	}
+	ix.regDue = ix.regDue[i:]
 }
 
 // applyRegistrations replaces the nodes of the registrations ids (deleted
@@ -38,7 +103,7 @@ func (ix *Index) applyRegistrations(rs []storage.Registration, ids []string, zs 
 	for _, id := range ids {
 		name, had := ix.regNames[id]
 		var n *node
-		if r := byID[id]; r != nil {
+		if r := byID[id]; r != nil && ix.servesRegistration(dns.Fqdn(r.Name)) {
 			name, n = dns.Fqdn(r.Name), registrationNode(r)
 			settle(n, nil, built)
 		}
@@ -53,6 +118,7 @@ func (ix *Index) applyRegistrations(rs []storage.Registration, ids []string, zs 
 		if n != nil {
 			z.names.put(name, n)
 			ix.regNames[id] = name
+			ix.regDue = append(ix.regDue, regDue{at: n.expires, id: id, name: name})
 		} else if had {
 			z.names.drop(name, holder(id))
 			delete(ix.regNames, id)

@@ -174,6 +174,9 @@ func (h *Handler) start() error {
 	n, updater, err := startNode(h.cfg.app, func(signers func(*storage.Domain) (*domains.Signer, error)) app.Index {
 		ix := NewIndex()
 		ix.signers = signers
+		if d := h.cfg.app.ACMEDNSDomain; d != "" {
+			ix.acmeDNS = dns.Fqdn(d)
+		}
 		return ix
 	})
 	if err != nil {

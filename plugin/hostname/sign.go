@@ -187,7 +187,7 @@ func nsec(owner string, types []uint16, ttl uint32) *dns.NSEC {
 }
 
 // successor is the name right after owner in canonical order (RFC 4034
-// 6.1) that fits in a name, as RFC 4470 3.1.2 makes it: a \000 label in
+// 6.1) that fits in a name, as RFC 4471 3.1.2 makes it: a \000 label in
 // front of it, or for a name too long for one more label, its first
 // label's last octet that can be raised raised by one (past the
 // uppercase letters, which sort as lowercase) and the octets after it

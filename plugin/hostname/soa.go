@@ -47,7 +47,7 @@ func parseSOA(a []string) (soaValues, error) {
 	switch {
 	case v.refresh == 0 || v.retry == 0:
 		return v, fmt.Errorf("soa REFRESH and RETRY must be more than 0 seconds")
-	case v.expire < v.refresh+v.retry:
+	case uint64(v.expire) < uint64(v.refresh)+uint64(v.retry):
 		return v, fmt.Errorf("soa EXPIRE (%d s) must be at least REFRESH + RETRY (%d s): secondaries would drop the zone before they retried", v.expire, v.refresh+v.retry)
 	case v.minimum > 86400:
 		return v, fmt.Errorf("soa MINIMUM (%d s) is the negative caching time: at most a day (86400)", v.minimum)
