@@ -113,6 +113,29 @@ func TestMigrateFromACMEDNS(t *testing.T) {
 			if code, out := hostmint(t, args...); code != 0 || !strings.Contains(out, "imported 0 of 2") {
 				t.Fatalf("migrate again: exit %d, want 0 and nothing imported:\n%s", code, out)
 			}
+
+			// Registrations imported under another domain than the Corefile's
+			// acme_dns_domain are refused, and never answered.
+			other := storagetest.DSN(t, d)
+			odb := openSQL(t, d, other)
+			for _, stmt := range acmeDNSSchema(d) {
+				if _, err := odb.Exec(stmt); err != nil {
+					t.Fatal(err)
+				}
+			}
+			const userC, subC, passC = "c3d4e5f6-0718-4293-a4b5-c6d7e8f90a1b", "9a8b7c6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d", "Xd3Lg_9RqOoS5tUv7wYz1aAb2Cc4Dd6Ee8Ff0Gg1"
+			if _, err := odb.Exec(rebind(d, "INSERT INTO records (Username, Password, Subdomain, AllowFrom) VALUES (?, ?, ?, '[]')"), userC, hash(t, passC), subC); err != nil {
+				t.Fatal(err)
+			}
+			if code, out := hostmint(t, "migrate", "-from", "acme-dns:"+storeArg(d, other), "-to", storeArg(d, dst), "-acme-dns-domain", "old.example.org"); code != 0 {
+				t.Fatalf("migrate under old.example.org: exit %d\n%s", code, out)
+			}
+			if r := update(userC, passC, subC, newer); r.status != 403 || !strings.Contains(r.str("error"), "acme_dns_domain") {
+				t.Fatalf("update of a registration under another domain: %d %s, want 403 naming acme_dns_domain", r.status, r.raw)
+			}
+			if got := txtAt(s, subC+".old.example.org."); len(got) != 0 {
+				t.Fatalf("a registration under another domain answers %v", got)
+			}
 		})
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -326,8 +328,21 @@ func TestACMEDNSRegisterLimit(t *testing.T) {
 		t.Run(string(d), func(t *testing.T) {
 			t.Parallel()
 			s := start(t, acmeRegOptions(options{dialect: d}))
-			for range 20 {
-				s.acmeRegister(t, nil)
+			// 40 at once: exactly 20 are made, however they interleave.
+			var wg sync.WaitGroup
+			var made atomic.Int32
+			for range 40 {
+				wg.Go(func() {
+					if r := s.do("POST", "/api/acme/register", "", nil); r.status == 201 {
+						made.Add(1)
+					} else if r.status != 429 {
+						t.Errorf("a concurrent registration: %d %s, want 201 or 429", r.status, r.raw)
+					}
+				})
+			}
+			wg.Wait()
+			if made.Load() != 20 {
+				t.Fatalf("%d of 40 concurrent registrations made, want exactly 20", made.Load())
 			}
 			r := s.do("POST", "/api/acme/register", "", nil)
 			acmeRegCode(t, "the 21st registration from 127.0.0.1 within the hour", r, 429, "RATE_LIMITED")
