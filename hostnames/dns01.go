@@ -79,13 +79,23 @@ type ChallengeUpdate struct {
 // PublishChallenge checks an update call and publishes its value: served at
 // once on this node, within the feed's lag on the others.
 func (s *Certificates) PublishChallenge(ctx context.Context, u ChallengeUpdate) error {
-	if err := s.upgradeImported(ctx, u); err != nil {
-		return err
+	err := s.publishChallenge(ctx, u, false)
+	if errors.Is(err, errImported) {
+		// An imported acme-dns password: checked (bcrypt) and replaced
+		// outside any transaction, then the update again.
+		if err := s.upgradeImported(ctx, u); err != nil {
+			return err
+		}
+		return s.publishChallenge(ctx, u, true)
 	}
+	return err
+}
+
+func (s *Certificates) publishChallenge(ctx context.Context, u ChallengeUpdate, upgraded bool) error {
 	return s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
 		c, err := tx.Credential(ctx, u.User)
 		if errors.Is(err, storage.ErrNotFound) {
-			return s.publishRegistered(ctx, tx, u)
+			return s.publishRegistered(ctx, tx, u, upgraded)
 		}
 		if err == nil && !apikey.Verify(c.PasswordHash, u.Key) {
 			return apierror.New(apierror.CodeUnauthorized, "invalid credentials: X-Api-User or X-Api-Key is wrong")

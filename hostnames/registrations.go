@@ -168,11 +168,16 @@ func allowed(allowFrom string, from netip.Addr) bool {
 	return false
 }
 
+// errImported stops an update whose registration still holds an imported
+// acme-dns password, to be checked outside the transaction.
+var errImported = errors.New("hostnames: an imported password to check")
+
 // publishRegistered is PublishChallenge for a registration's credential,
-// inside its transaction. An imported acme-dns password (a bcrypt hash)
-// was checked, and replaced, before it (upgradeImported): one still here
-// did not match.
-func (s *Certificates) publishRegistered(ctx context.Context, tx *storage.Tx, u ChallengeUpdate) error {
+// inside its transaction. An imported acme-dns password (a bcrypt hash) is
+// checked, and replaced, outside it (upgradeImported): the first time one
+// is met the transaction ends with errImported; met again after that
+// (upgraded), it did not match.
+func (s *Certificates) publishRegistered(ctx context.Context, tx *storage.Tx, u ChallengeUpdate, upgraded bool) error {
 	// Locked: the registration's updates are counted one at a time.
 	r, err := tx.LockRegistration(ctx, u.User)
 	if errors.Is(err, storage.ErrNotFound) {
@@ -186,6 +191,9 @@ func (s *Certificates) publishRegistered(ctx context.Context, tx *storage.Tx, u 
 	// password is never checked (nor, imported, costs its bcrypt).
 	if !allowed(r.AllowFrom, u.From) {
 		return apierror.Forbidden("this registration takes updates only from %s (its allowfrom)", strings.ReplaceAll(r.AllowFrom, ",", ", "))
+	}
+	if imported(r.PasswordHash) && !upgraded {
+		return errImported
 	}
 	if imported(r.PasswordHash) || !apikey.Verify(r.PasswordHash, u.Key) {
 		return apierror.New(apierror.CodeUnauthorized, "invalid credentials: X-Api-User or X-Api-Key is wrong")
@@ -220,14 +228,14 @@ func imported(hash string) bool { return strings.HasPrefix(hash, "$2") }
 // outside any transaction, so no lock is held meanwhile, and on a match
 // replaces it with Hostmint's own in a write of its own: the check is made
 // once, whatever becomes of the update. Only a caller from the
-// registration's allowfrom who knows its username, which is never
-// published, gets that far.
+// registration's allowfrom (checked before errImported) who knows its
+// username, which is never published, gets that far.
 func (s *Certificates) upgradeImported(ctx context.Context, u ChallengeUpdate) error {
 	r, err := s.store.Reader().Registration(ctx, u.User)
 	if errors.Is(err, storage.ErrNotFound) {
-		return nil
+		return nil // deleted meanwhile: the update says so
 	}
-	if err != nil || !imported(r.PasswordHash) || !allowed(r.AllowFrom, u.From) {
+	if err != nil || !imported(r.PasswordHash) {
 		return err
 	}
 	if bcrypt.CompareHashAndPassword([]byte(r.PasswordHash), []byte(u.Key)) != nil {
