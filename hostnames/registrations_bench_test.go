@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net/netip"
-	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -30,17 +29,7 @@ import (
 //
 // BENCH_REGISTRATIONS (comma-separated) replaces the sizes.
 func BenchmarkRegistrationsAtScale(b *testing.B) {
-	sizes := []int{1_000, 100_000, 1_000_000}
-	if v := os.Getenv("BENCH_REGISTRATIONS"); v != "" {
-		sizes = nil
-		for _, f := range strings.Split(v, ",") {
-			n, err := strconv.Atoi(f)
-			if err != nil {
-				b.Fatal(err)
-			}
-			sizes = append(sizes, n)
-		}
-	}
+	sizes := storagetest.Sizes(b, "BENCH_REGISTRATIONS", 1_000, 100_000, 1_000_000)
 	const password = "0123456789abcdefghijklmnopqrstuvwxyzABCD"
 	value := strings.Repeat("v", 43)
 	for _, d := range storagetest.Dialects {
@@ -112,10 +101,7 @@ func BenchmarkRegistrationsAtScale(b *testing.B) {
 // password hash hash), every 100th with a value written at now.
 func seedRegistrations(b *testing.B, s *storage.Store, n int, hash string, now int64) {
 	b.Helper()
-	rows := "SELECT g AS i FROM generate_series(1, ?) AS g"
-	if s.Dialect() == storage.SQLite {
-		rows = "WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < ?) SELECT i FROM g"
-	}
+	rows := storagetest.Series(s.Dialect())
 	q := "INSERT INTO acme_registrations (id, subdomain, name, password_hash, allow_from, source, txt_new, txt_at, used_at, created_at) " +
 		"SELECT 'u' || i, 's' || i, 's' || i || '.auth.example.org', ?, '192.0.2.0/24', '192.0.2.0/24', " +
 		"CASE WHEN i % 100 = 0 THEN 'v' ELSE '' END, CASE WHEN i % 100 = 0 THEN CAST(? AS BIGINT) ELSE 0 END, CAST(? AS BIGINT), CAST(? AS BIGINT) FROM (" + rows + ") AS r"

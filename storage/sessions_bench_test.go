@@ -2,9 +2,7 @@ package storage_test
 
 import (
 	"fmt"
-	"os"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/hostmint/hostmint/storage"
@@ -20,17 +18,7 @@ import (
 //
 // BENCH_ACCOUNTS (comma-separated) replaces the sizes.
 func BenchmarkTeamAccessAtScale(b *testing.B) {
-	sizes := []int{1_000, 100_000, 1_000_000}
-	if v := os.Getenv("BENCH_ACCOUNTS"); v != "" {
-		sizes = nil
-		for _, f := range strings.Split(v, ",") {
-			n, err := strconv.Atoi(f)
-			if err != nil {
-				b.Fatal(err)
-			}
-			sizes = append(sizes, n)
-		}
-	}
+	sizes := storagetest.Sizes(b, "BENCH_ACCOUNTS", 1_000, 100_000, 1_000_000)
 	const now = int64(1_000_000_000_000)
 	for _, d := range storagetest.Dialects {
 		for _, n := range sizes {
@@ -78,10 +66,7 @@ const sessionsSeeded = 10_000
 // plan that ended then (60 in all), and 10 000 sessions spread over them.
 func seedTeams(b *testing.B, s *storage.Store, n int, now int64) {
 	b.Helper()
-	rows := "SELECT g AS i FROM generate_series(1, ?) AS g"
-	if s.Dialect() == storage.SQLite {
-		rows = "WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < ?) SELECT i FROM g"
-	}
+	rows := storagetest.Series(s.Dialect())
 	accounts := "INSERT INTO accounts (id, name, plan, created_at, suspended_at, plan_ends_at) " +
 		"SELECT 'acc_' || i, 'team', 'team', 1, CASE WHEN i % 100 = 0 THEN 1 ELSE 0 END, " +
 		"CASE WHEN i <= 60 THEN ? - i * 1000 + 1 WHEN i % 50 = 0 THEN ? - 86400000 ELSE 0 END FROM (" + rows + ") AS r"
