@@ -21,9 +21,9 @@ import (
 // What acme-dns registrations cost as they grow, through the rules: an
 // update (lock, allowance, publish, change), from one caller and from 64 at
 // once over different registrations, the operator's page of the list, the
-// snapshot scan of the values still served (1 % of the registrations) and
-// a purge pass with nothing due. Every figure should stay flat across
-// sizes:
+// snapshot scan of the values still served (1 % of the registrations: it
+// grows with them, not with the table) and a purge pass with nothing due.
+// Every other figure should stay flat across sizes:
 //
 //	go test -run '^$' -bench RegistrationsAtScale -benchtime 2000x ./hostnames/
 //
