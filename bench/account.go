@@ -3,9 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/miekg/dns"
 	"io"
 	"log"
+	"net"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,7 +29,11 @@ type band struct {
 type accountRun struct {
 	dialect storage.Dialect
 	bands   []band
-	million band // the creates that pass the 1 000 000th name
+	updates band // a band of updates (PUT a new address) across the account's names
+	// DNS UPDATE into the same account: mints, then repoints of them
+	// (clients connections, one TSIG key).
+	dnsMints, dnsRepoints band
+	million               band // the creates that pass the 1 000 000th name
 }
 
 // largeAccount creates hostnames into one business account (cap raised out
@@ -65,11 +73,22 @@ func largeAccount(bin, dir string, d storage.Dialect, pg string, clients, total,
 		s.stop()
 		return run, err
 	}
+	var ids []string
 	for from := 0; from < total; from += bandSize {
-		b := createBand(c, clients, from, bandSize)
+		b, made := createBand(c, clients, from, bandSize)
 		run.bands = append(run.bands, b)
+		ids = append(ids, made...)
 		log.Printf("large account, %s: %d -> %d names: %.0f creates/s, p99 %s, %d refused", d, b.from, b.to, b.create.perSecond, b.create.p99, b.refused)
 	}
+	run.updates = updateBand(c, clients, ids, min(bandSize, len(ids)))
+	log.Printf("large account, %s: %d updates: %.0f/s, p99 %s, %d refused", d, run.updates.to, run.updates.create.perSecond,
+		run.updates.create.p99, run.updates.refused)
+	if run.dnsMints, run.dnsRepoints, err = accountDNSUpdates(s, newClient(s, tok), acc, clients, bandSize); err != nil {
+		s.stop()
+		return run, err
+	}
+	log.Printf("large account, %s: DNS UPDATE %d mints %.0f/s p99 %s, repoints %.0f/s p99 %s", d, run.dnsMints.to,
+		run.dnsMints.create.perSecond, run.dnsMints.create.p99, run.dnsRepoints.create.perSecond, run.dnsRepoints.create.p99)
 	s.stop()
 	if !million {
 		return run, nil
@@ -89,7 +108,7 @@ func largeAccount(bin, dir string, d storage.Dialect, pg string, clients, total,
 	}
 	defer s.stop()
 	c.base = fmt.Sprintf("http://127.0.0.1:%d", s.api)
-	run.million = createBand(c, clients, before, bandSize)
+	run.million, _ = createBand(c, clients, before, bandSize)
 	log.Printf("large account, %s: %d -> %d names: %.0f creates/s, p99 %s, %d refused", d, run.million.from, run.million.to,
 		run.million.create.perSecond, run.million.create.p99, run.million.refused)
 	return run, nil
@@ -108,9 +127,79 @@ func newAccountID(s *server, admin *apiClient, name string) (string, *apiClient,
 	return acc.ID, newClient(s, key.Key), nil
 }
 
-// createBand posts n creates from clients callers sharing one key; a
-// refusal is counted, not fatal, since counting them is the point.
-func createBand(c *apiClient, clients, from, n int) band {
+// createBand posts n creates from clients callers sharing one key, and
+// returns the band and the ids made; a refusal is counted, not fatal,
+// since counting them is the point.
+func createBand(c *apiClient, clients, from, n int) (band, []string) {
+	ids := make([]string, n)
+	b := timeBand(clients, n, func(i int) bool {
+		var h struct{ ID string }
+		err := c.call("POST", "/api/v1/hostnames", map[string]string{"ip": largeAddr(from + i)}, 201, &h)
+		ids[i] = h.ID
+		return err == nil
+	})
+	b.from, b.to = from, from+n
+	return b, slices.DeleteFunc(ids, func(id string) bool { return id == "" })
+}
+
+// updateBand moves n of the account's hostnames (ids, spread over them)
+// to new addresses from clients callers sharing one key.
+func updateBand(c *apiClient, clients int, ids []string, n int) band {
+	b := timeBand(clients, n, func(i int) bool {
+		id := ids[i*len(ids)/n]
+		return c.call("PUT", "/api/v1/hostnames/"+id, map[string]string{"ip": largeAddr(1<<22 + i)}, 200, nil) == nil
+	})
+	b.to = n
+	return b
+}
+
+// accountDNSUpdates mints n hostnames into the account acc by DNS UPDATE
+// (an A at a new label) from clients connections signed with one TSIG key
+// of the account, then repoints each once, as updateBench does with an
+// account per client.
+func accountDNSUpdates(s *server, admin *apiClient, acc string, clients, n int) (mints, repoints band, err error) {
+	u, err := newTSIGClient(admin, acc)
+	if err != nil {
+		return mints, repoints, err
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(s.dns))
+	cs := make([]*updateClient, clients)
+	for i := range cs {
+		c := *u
+		if c.conn, err = net.Dial("tcp", addr); err != nil {
+			return mints, repoints, err
+		}
+		defer c.conn.Close()
+		cs[i] = &c
+	}
+	per := n / clients
+	a := func(c, i, round int) dns.RR {
+		return &dns.A{Hdr: dns.RR_Header{Name: fmt.Sprintf("acct%02d-%05d.%s.", c, i, zone), Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 60},
+			A: net.ParseIP(publicAddr(c, i, round))}
+	}
+	mints.create, err = parallel(clients, per, func(c, i int) error {
+		m := new(dns.Msg)
+		m.SetUpdate(zone + ".")
+		m.Insert([]dns.RR{a(c, i, 2)})
+		return cs[c].send(m)
+	})
+	if err != nil {
+		return mints, repoints, err
+	}
+	repoints.create, err = parallel(clients, per, func(c, i int) error {
+		m := new(dns.Msg)
+		m.SetUpdate(zone + ".")
+		m.RemoveRRset([]dns.RR{a(c, i, 2)})
+		m.Insert([]dns.RR{a(c, i, 3)})
+		return cs[c].send(m)
+	})
+	mints.to, repoints.to = per*clients, per*clients
+	return mints, repoints, err
+}
+
+// timeBand runs op(0..n-1) from clients callers at once and times each
+// op that reports success; the others are counted as refused.
+func timeBand(clients, n int, op func(i int) bool) band {
 	var (
 		next    atomic.Int64
 		refused atomic.Int64
@@ -128,7 +217,7 @@ func createBand(c *apiClient, clients, from, n int) band {
 					break
 				}
 				t := time.Now()
-				if err := c.call("POST", "/api/v1/hostnames", map[string]string{"ip": largeAddr(from + i)}, 201, nil); err != nil {
+				if !op(i) {
 					refused.Add(1)
 					continue
 				}
@@ -140,7 +229,7 @@ func createBand(c *apiClient, clients, from, n int) band {
 		})
 	}
 	wg.Wait()
-	b := band{from: from, to: from + n, refused: int(refused.Load())}
+	b := band{refused: int(refused.Load())}
 	if len(all) > 0 {
 		b.create = summarise(all, time.Since(t0))
 		b.create.cpu = (cpuBusy() - busy0) / time.Duration(len(all))
@@ -220,6 +309,26 @@ func printAccountTable(w io.Writer, runs []accountRun, clients int, markdown boo
 			cells = append(cells, cell(r.bands[i]))
 		}
 		line(fmt.Sprintf("%d k → %d k", runs[0].bands[i].from/1000, runs[0].bands[i].to/1000), cells)
+	}
+	if runs[0].updates.to > 0 {
+		cells := []string{}
+		for _, r := range runs {
+			cells = append(cells, cell(r.updates))
+		}
+		line(fmt.Sprintf("%d updates across them", runs[0].updates.to), cells)
+	}
+	for _, row := range []struct {
+		name string
+		of   func(r accountRun) band
+	}{{"DNS UPDATE mints", func(r accountRun) band { return r.dnsMints }}, {"DNS UPDATE repoints", func(r accountRun) band { return r.dnsRepoints }}} {
+		if row.of(runs[0]).to == 0 {
+			continue
+		}
+		cells := []string{}
+		for _, r := range runs {
+			cells = append(cells, cell(row.of(r)))
+		}
+		line(fmt.Sprintf("%d %s", row.of(runs[0]).to, row.name), cells)
 	}
 	if runs[0].million.to > 0 {
 		cells := []string{}

@@ -84,6 +84,12 @@ func newUpdateClient(s *server, admin *apiClient, name string) (*updateClient, e
 	if err != nil {
 		return nil, err
 	}
+	return newTSIGClient(admin, id)
+}
+
+// newTSIGClient makes a TSIG key for the account id through the admin API,
+// and a client that signs with it.
+func newTSIGClient(admin *apiClient, id string) (*updateClient, error) {
 	var k struct {
 		KeyName string `json:"key_name"`
 		Secret  string
