@@ -562,3 +562,38 @@ www A 127.0.0.1
 		t.Fatalf("admin list: %v, want the one registration", list)
 	}
 }
+
+// acme-dns's usual set-up: its name is a zone of its own, delegated to it.
+// acme_dns_domain may be one of the block's domains: registrations are
+// served right below its apex, the apex answers as any zone's, and no
+// hostname is made on it (a create goes to the other pool domain, and a
+// label on it is refused).
+func TestACMEDNSDomainOfItsOwn(t *testing.T) {
+	t.Parallel()
+	const zone = "acme.test"
+	s := start(t, options{profile: 1, extra: []string{"domain " + zone, "acme_dns_domain " + zone}})
+	r := s.do("POST", "/api/acme/register", "", nil)
+	full := r.str("fulldomain")
+	if r.status != 201 || full != r.str("subdomain")+"."+zone {
+		t.Fatalf("register: %d %s, want 201 and a name right below %s", r.status, r.raw, zone)
+	}
+	value := strings.Repeat("z", 43)
+	u := s.acmeSend(t, "POST", "/api/acme/update", map[string]string{"X-Api-User": r.str("username"), "X-Api-Key": r.str("password")},
+		fmt.Sprintf(`{"subdomain":%q,"txt":%q}`, r.str("subdomain"), value))
+	if u.status != 200 {
+		t.Fatalf("update: %d %s", u.status, u.raw)
+	}
+	if got := txtAt(s, full+"."); !slices.Equal(got, []string{value}) {
+		t.Fatalf("TXT at %s: %v, want [%s]", full, got, value)
+	}
+	if m := s.query(zone, dns.TypeSOA, "udp"); m.Rcode != dns.RcodeSuccess || len(m.Answer) != 1 {
+		t.Fatalf("SOA %s: %v", zone, m)
+	}
+	_, key := s.account("business")
+	for i := range 5 {
+		h := s.must(201, "POST", "/api/v1/hostnames", key, map[string]any{"ip": fmt.Sprintf("198.41.0.%d", i+1)})
+		if name := h.str("hostname"); !strings.HasSuffix(name, ".example.org") {
+			t.Fatalf("a create went to %s, want the other pool domain (example.org)", name)
+		}
+	}
+}

@@ -228,7 +228,8 @@ func (s *Service) checkCap(ctx context.Context, tx *storage.Tx, acct *storage.Ac
 // poolDomain is the domain profile-1 names are minted on: the oldest active
 // domain that belongs to no account; it is read with label's use there.
 func (s *Service) poolDomain(ctx context.Context, tx *storage.Tx, label string) (*storage.Domain, *storage.LabelState, error) {
-	d, st, err := tx.PoolDomainFor(ctx, label)
+	// Not the domain of acme-dns registrations, when it is a domain.
+	d, st, err := tx.PoolDomainFor(ctx, label, s.cfg.ACMEDNS)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, nil, noDomain()
 	}
@@ -277,6 +278,8 @@ func (s *Service) labelVerdict(dom *storage.Domain, label, accountID string, st 
 		return apierror.Conflict("%s.%s is the name of one of this service's nameservers", label, dom.Name)
 	case s.cfg.ACMEDNS != "" && (s.cfg.ACMEDNS == label+"."+dom.Name || strings.HasSuffix(s.cfg.ACMEDNS, "."+label+"."+dom.Name)):
 		return apierror.Conflict("%s.%s holds this service's acme-dns registrations (%s)", label, dom.Name, s.cfg.ACMEDNS)
+	case s.cfg.ACMEDNS != "" && (dom.Name == s.cfg.ACMEDNS || strings.HasSuffix(dom.Name, "."+s.cfg.ACMEDNS)):
+		return apierror.Conflict("%s holds this service's acme-dns registrations; hostnames are made on other domains", dom.Name)
 	case st.Held:
 		return apierror.Conflict("%s.%s is taken", label, dom.Name)
 	case !st.Retired:

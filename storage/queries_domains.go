@@ -42,16 +42,17 @@ func (q Queries) DomainByName(ctx context.Context, name string) (*Domain, error)
 }
 
 // PoolDomainFor reads the pool domain (the oldest active domain that
-// belongs to no account) and, in the same statement, whether label is in
-// use on it (see LabelUse): a [P1] create learns where its name goes and
-// whether the name is free in one round trip.
-func (q Queries) PoolDomainFor(ctx context.Context, label string) (*Domain, LabelState, error) {
+// belongs to no account, the domain named except left out) and, in the
+// same statement, whether label is in use on it (see LabelUse): a [P1]
+// create learns where its name goes and whether the name is free in one
+// round trip.
+func (q Queries) PoolDomainFor(ctx context.Context, label, except string) (*Domain, LabelState, error) {
 	var row poolDomainRow
 	var err error
 	if q.dialect == Postgres {
-		err = q.execute(poolDomainFor, label).Scan(ctx, &row)
+		err = q.execute(poolDomainFor, label, except).Scan(ctx, &row)
 	} else {
-		err = poolDomainQuery(q.db, &row, label).Scan(ctx)
+		err = poolDomainQuery(q.db, &row, label, except).Scan(ctx)
 	}
 	if err != nil {
 		return nil, LabelState{}, mapErr(err)
@@ -68,17 +69,17 @@ type poolDomainRow struct {
 // poolDomainQuery is PoolDomainFor's query for label, which may be a
 // placeholder. A scalar subquery, not EXISTS: PostgreSQL plans it in half
 // the time (80 against 155 µs).
-func poolDomainQuery(db bun.IDB, row *poolDomainRow, label any) *bun.SelectQuery {
+func poolDomainQuery(db bun.IDB, row *poolDomainRow, label, except any) *bun.SelectQuery {
 	return db.NewSelect().Model(row).
 		ColumnExpr("domain.*").
 		ColumnExpr("(SELECT id FROM hostnames WHERE domain_id = domain.id AND label = ? AND status <> ? LIMIT 1) AS held_by", label, StatusReleased).
 		ColumnExpr("(SELECT account_id FROM retired_labels WHERE domain_id = domain.id AND label = ?) AS retired_by", label).
-		Where("domain.account_id IS NULL AND domain.status = ?", DomainActive).
+		Where("domain.account_id IS NULL AND domain.status = ? AND domain.name <> ?", DomainActive, except).
 		OrderExpr("domain.created_at, domain.name").Limit(1)
 }
 
 var poolDomainFor = newPGStatement("pool_domain_for", func(db *bun.DB) string {
-	return poolDomainQuery(db, (*poolDomainRow)(nil), bun.Safe("$1")).String()
+	return poolDomainQuery(db, (*poolDomainRow)(nil), bun.Safe("$1"), bun.Safe("$2")).String()
 })
 
 // LabelState is what LabelUse tells of a label on a domain.

@@ -542,12 +542,32 @@ func TestLabelUse(t *testing.T) {
 				t.Errorf("LabelUse(%s) = %v %q %v %v; want %v %q %v", tc.label, held, by, retired, err, tc.held, tc.by, tc.retired)
 			}
 			// The pool domain read with the label tells the same.
-			d, st, err := s.Reader().PoolDomainFor(t.Context(), tc.label)
+			d, st, err := s.Reader().PoolDomainFor(t.Context(), tc.label, "")
 			want := storage.LabelState{Held: tc.held, Retired: tc.retired, RetiredBy: tc.by}
 			if err != nil || d.ID != dom || st != want {
 				t.Errorf("PoolDomainFor(%s) = %v, %+v, %v; want %s, %+v", tc.label, d, st, err, dom, want)
 			}
 		}
+		// The domain named except (acme-dns registrations' own) is left
+		// out: the next pool domain answers, or none.
+		write(t, s, func(ctx context.Context, tx *storage.Tx) error {
+			return tx.InsertDomain(ctx, &storage.Domain{ID: "younger", Name: "younger.example", Status: storage.DomainActive, CreatedAt: 1 << 40})
+		})
+		older, _, err := s.Reader().PoolDomainFor(t.Context(), "free", "")
+		if err != nil || older.ID != dom {
+			t.Fatalf("PoolDomainFor = %v, %v; want the oldest, %s", older, err, dom)
+		}
+		if d, _, err := s.Reader().PoolDomainFor(t.Context(), "free", older.Name); err != nil || d.ID != "younger" {
+			t.Errorf("PoolDomainFor except %s = %v, %v; want younger", older.Name, d, err)
+		}
+		write(t, s, func(ctx context.Context, tx *storage.Tx) error {
+			d, err := tx.Domain(ctx, "younger")
+			if err != nil {
+				return err
+			}
+			d.AccountID = acct
+			return tx.UpdateDomain(ctx, d)
+		})
 		// A team's domain, or one being set up, is no pool domain.
 		write(t, s, func(ctx context.Context, tx *storage.Tx) error {
 			d, err := tx.Domain(ctx, dom)
@@ -557,7 +577,7 @@ func TestLabelUse(t *testing.T) {
 			d.AccountID = acct
 			return tx.UpdateDomain(ctx, d)
 		})
-		if _, _, err := s.Reader().PoolDomainFor(t.Context(), "free"); !errors.Is(err, storage.ErrNotFound) {
+		if _, _, err := s.Reader().PoolDomainFor(t.Context(), "free", ""); !errors.Is(err, storage.ErrNotFound) {
 			t.Errorf("PoolDomainFor with no pool domain = %v, want ErrNotFound", err)
 		}
 	})

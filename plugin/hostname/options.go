@@ -276,7 +276,7 @@ var options = []option{
 		cfg.soa = v
 		return err
 	}},
-	{"acme_dns_domain", "NAME", "make acme-dns registrations for any domain under NAME, a name below a domain", 1, 1, func(cfg *config, a []string) error {
+	{"acme_dns_domain", "NAME", "make acme-dns registrations for any domain under NAME, a domain or a name below one", 1, 1, func(cfg *config, a []string) error {
 		name := domains.Normalize(a[0])
 		if name == "" {
 			return fmt.Errorf("%q is not a domain name", a[0])

@@ -113,9 +113,9 @@ func parse(c *caddy.Controller) (*config, error) {
 	if slices.Contains(cfg.app.Domains, strings.TrimSuffix(cfg.catalog, ".")) {
 		return nil, fmt.Errorf("catalog %s is a served domain: name the catalog zone apart (catalog.invalid is usual)", cfg.catalog)
 	}
-	if d := cfg.app.ACMEDNSDomain; d != "" && !slices.ContainsFunc(cfg.app.Domains, func(z string) bool { return strings.HasSuffix(d, "."+z) }) {
-		return nil, fmt.Errorf("acme_dns_domain %s is below none of the block's domains: name one below a domain it serves (auth.%s)",
-			d, firstOr(cfg.app.Domains, "example.org"))
+	if d := cfg.app.ACMEDNSDomain; d != "" && !slices.ContainsFunc(cfg.app.Domains, func(z string) bool { return d == z || strings.HasSuffix(d, "."+z) }) {
+		return nil, fmt.Errorf("acme_dns_domain %s is none of the block's domains nor below one: name a domain it serves (add `domain %s`) or a name below one (auth.%s)",
+			d, d, firstOr(cfg.app.Domains, "example.org"))
 	}
 	if cfg.app.BaseURL == "" && cfg.app.API != "" {
 		cfg.app.BaseURL = "http://" + cfg.app.API
