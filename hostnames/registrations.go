@@ -188,9 +188,11 @@ func (s *Certificates) publishRegistered(ctx context.Context, tx *storage.Tx, u 
 	}
 	storage.AuditObject(ctx, "acme-registration:"+r.ID)
 	// Where the caller is comes before the password: from elsewhere, a
-	// password is never checked (nor, imported, costs its bcrypt).
+	// password is never checked (nor, imported, costs its bcrypt). The
+	// answer does not say which networks are allowed: the caller has not
+	// shown the password yet.
 	if !allowed(r.AllowFrom, u.From) {
-		return apierror.Forbidden("this registration takes updates only from %s (its allowfrom)", strings.ReplaceAll(r.AllowFrom, ",", ", "))
+		return apierror.Forbidden("this registration takes no updates from %s (its allowfrom)", u.From)
 	}
 	if imported(r.PasswordHash) && !upgraded {
 		return errImported
