@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/miekg/dns"
 	"io"
 	"log"
 	"net"
@@ -173,26 +172,8 @@ func accountDNSUpdates(s *server, admin *apiClient, acc string, clients, n int) 
 		cs[i] = &c
 	}
 	per := n / clients
-	a := func(c, i, round int) dns.RR {
-		return &dns.A{Hdr: dns.RR_Header{Name: fmt.Sprintf("acct%02d-%05d.%s.", c, i, zone), Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 60},
-			A: net.ParseIP(publicAddr(c, i, round))}
-	}
-	mints.create, err = parallel(clients, per, func(c, i int) error {
-		m := new(dns.Msg)
-		m.SetUpdate(zone + ".")
-		m.Insert([]dns.RR{a(c, i, 2)})
-		return cs[c].send(m)
-	})
-	if err != nil {
-		return mints, repoints, err
-	}
-	repoints.create, err = parallel(clients, per, func(c, i int) error {
-		m := new(dns.Msg)
-		m.SetUpdate(zone + ".")
-		m.RemoveRRset([]dns.RR{a(c, i, 2)})
-		m.Insert([]dns.RR{a(c, i, 3)})
-		return cs[c].send(m)
-	})
+	run, err := mintAndRepoint(cs, per, "acct")
+	mints.create, repoints.create = run.create, run.repoint
 	mints.to, repoints.to = per*clients, per*clients
 	return mints, repoints, err
 }

@@ -52,13 +52,19 @@ func updateBench(s *server, clients, ops int) (run updateRun, err error) {
 		}
 		defer u.conn.Close()
 	}
-	per := ops / clients
-	name := func(c, i int) string { return fmt.Sprintf("up%02d-%05d.%s.", c, i, zone) }
+	return mintAndRepoint(cs, ops/clients, "up")
+}
+
+// mintAndRepoint times the clients cs minting per hostnames each by UPDATE
+// (an A at a new label <prefix><client>-<i>), all at once, and then
+// repointing each of them once (the A set deleted and another added in one
+// message).
+func mintAndRepoint(cs []*updateClient, per int, prefix string) (run updateRun, err error) {
 	a := func(c, i, round int) dns.RR {
-		return &dns.A{Hdr: dns.RR_Header{Name: name(c, i), Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 60},
+		return &dns.A{Hdr: dns.RR_Header{Name: fmt.Sprintf("%s%02d-%05d.%s.", prefix, c, i, zone), Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 60},
 			A: net.ParseIP(publicAddr(c, i, round))}
 	}
-	run.create, err = parallel(clients, per, func(c, i int) error {
+	run.create, err = parallel(len(cs), per, func(c, i int) error {
 		m := new(dns.Msg)
 		m.SetUpdate(zone + ".")
 		m.Insert([]dns.RR{a(c, i, 2)})
@@ -67,7 +73,7 @@ func updateBench(s *server, clients, ops int) (run updateRun, err error) {
 	if err != nil {
 		return run, err
 	}
-	run.repoint, err = parallel(clients, per, func(c, i int) error {
+	run.repoint, err = parallel(len(cs), per, func(c, i int) error {
 		m := new(dns.Msg)
 		m.SetUpdate(zone + ".")
 		m.RemoveRRset([]dns.RR{a(c, i, 2)})

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 )
 
 // AddRateEvent records one counted action.
@@ -26,4 +27,13 @@ func (q Queries) RateEvents(ctx context.Context, accountID, kind string, since i
 		ColumnExpr("COUNT(*) AS n, COALESCE(MIN(at), 0) AS oldest").
 		Where("account_id = ? AND kind = ? AND at >= ?", accountID, kind, since).Scan(ctx, &row)
 	return row.N, row.Oldest, mapErr(err)
+}
+
+// PurgeRateEvents deletes the rate events older than cutoff (Unix ms),
+// past every window: those of a caller that never came back.
+func (s *Store) PurgeRateEvents(ctx context.Context, cutoff int64) (int64, error) {
+	return s.purge(ctx, func(ctx context.Context, tx *Tx) (sql.Result, error) {
+		old := tx.tx.NewSelect().Model((*RateEvent)(nil)).Column("id").Where("at < ?", cutoff).Limit(purgeBatch)
+		return tx.tx.NewDelete().Model((*RateEvent)(nil)).Where("id IN (?)", old).Exec(ctx)
+	})
 }

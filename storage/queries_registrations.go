@@ -117,15 +117,6 @@ func (s *Store) PurgeUnusedRegistrations(ctx context.Context, cutoff int64) (int
 	})
 }
 
-// PurgeRateEvents deletes the rate events older than cutoff (Unix ms),
-// past every window: those of a caller that never came back.
-func (s *Store) PurgeRateEvents(ctx context.Context, cutoff int64) (int64, error) {
-	return s.purge(ctx, func(ctx context.Context, tx *Tx) (sql.Result, error) {
-		old := tx.tx.NewSelect().Model((*RateEvent)(nil)).Column("id").Where("at < ?", cutoff).Limit(purgeBatch)
-		return tx.tx.NewDelete().Model((*RateEvent)(nil)).Where("id IN (?)", old).Exec(ctx)
-	})
-}
-
 func oneRow(res sql.Result, err error) error {
 	if err != nil {
 		return mapErr(err)

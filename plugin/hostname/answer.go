@@ -189,7 +189,7 @@ func (h *Handler) apex(r *reply, qtype uint16) {
 	if qtype == dns.TypeCAA {
 		rrs = append(rrs, rewrite(z.caa, r.owner, records.TTL)...)
 	}
-	if z.signer != nil {
+	if z.signer != nil && (qtype == dns.TypeDNSKEY || qtype == dns.TypeCDNSKEY || qtype == dns.TypeCDS) {
 		// The key, and the same key as CDNSKEY and its DS as CDS (RFC 7344,
 		// RFC 8078): a parent that scans for them installs the DS itself.
 		k := *z.signer.dnskey
