@@ -24,7 +24,7 @@ var layers = []struct {
 	{"rules", []string{"access", "plans", "audit", "ratelimit", "records", "domains", "certs", "targets", "diagnose", "accounts", "hostnames", "idempotency"}},
 	{"doors", []string{"httperr", "adminapi", "dashboard", "dnsupdate", "acmedns"}},
 	{"wiring", []string{"app"}},
-	{"DNS", []string{"plugin/hostname"}},
+	{"DNS", []string{"plugin/hostname/udpbatch", "plugin/hostname"}},
 	{"binaries", []string{"coredns-build", "cmd/hostmint", "bench", "e2e"}},
 }
 

@@ -32,6 +32,7 @@ type Handler struct {
 	node    atomic.Pointer[Node] // set in OnStartup; the ready plugin asks from its own goroutine
 	rrl     *rrl                 // response_rate_limit; nil: none
 	wire    *wireCache           // names' answers, packed
+	fast    *fastUDP             // fast_udp; nil: none
 	// tsigSecrets are the store's TSIG keys this server block verifies
 	// (dynamic_update); updater applies the UPDATE messages they sign.
 	tsigSecrets map[string]string
@@ -59,6 +60,9 @@ func (h *Handler) Name() string { return "hostname" }
 
 // ServeDNS implements plugin.Handler.
 func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
+	if h.fast != nil {
+		h.startFast(ctx)
+	}
 	if r.Opcode == dns.OpcodeUpdate {
 		return h.serveUpdate(ctx, w, r)
 	}

@@ -236,6 +236,17 @@ var options = []option{
 		}
 		return nil
 	}},
+	{"fast_udp", "[SOCKETS]", "answer names' queries over UDP from sockets of the plugin's own, in batches", 0, 1, func(cfg *config, a []string) error {
+		cfg.fastUDP = true
+		if len(a) == 1 {
+			n, err := strconv.Atoi(a[0])
+			if err != nil || n < 1 || n > 64 {
+				return fmt.Errorf("%q is not a count of sockets from 1 to 64", a[0])
+			}
+			cfg.fastSockets = n
+		}
+		return nil
+	}},
 	{"response_rate_limit", "RESPONSES_PER_SECOND [SLIP] [nxdomains COUNT] [errors COUNT]",
 		"responses a second over UDP per client network and response", 1, 6, func(cfg *config, a []string) error {
 			n, err := strconv.Atoi(a[0])

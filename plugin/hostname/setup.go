@@ -15,6 +15,7 @@ import (
 	"github.com/hostmint/hostmint/app"
 	"github.com/hostmint/hostmint/dnsupdate"
 	"github.com/hostmint/hostmint/domains"
+	"github.com/hostmint/hostmint/plugin/hostname/udpbatch"
 	"github.com/hostmint/hostmint/storage"
 	"github.com/miekg/dns"
 )
@@ -37,6 +38,10 @@ type config struct {
 	// (0: no limit), rrlNXDomains and rrlErrors those of their classes
 	// (0: rrlRate), every rrlSlip-th refused one sent truncated.
 	rrlRate, rrlNXDomains, rrlErrors, rrlSlip int
+	// fastUDP: fast_udp, with fastSockets sockets (0: one per CPU);
+	// numSockets is the server's own count (multisocket), read at start.
+	fastUDP                 bool
+	fastSockets, numSockets int
 }
 
 func setup(c *caddy.Controller) error {
@@ -60,6 +65,18 @@ func setup(c *caddy.Controller) error {
 	c.OnStartup(h.start)
 	c.OnStartup(func() error { return h.startNotify(dnsserver.GetConfig(c)) })
 	c.OnShutdown(h.stop)
+	if h.fast != nil {
+		c.OnStartup(func() error {
+			conf := dnsserver.GetConfig(c)
+			h.cfg.numSockets, h.fast.conf = conf.NumSockets, conf
+			if h.fast.blocked = fastBlocker(conf); h.fast.blocked != "" {
+				log.Warningf("fast_udp is off: the %s plugin comes before hostname and must see every query", h.fast.blocked)
+			}
+			h.fast.checked.Store(true)
+			return nil
+		})
+		c.OnShutdown(func() error { h.stopFast(); return nil })
+	}
 	dnsserver.GetConfig(c).AddPlugin(func(next plugin.Handler) plugin.Handler {
 		h.Next = next
 		return h
@@ -69,6 +86,9 @@ func setup(c *caddy.Controller) error {
 
 func newHandler(cfg *config) *Handler {
 	h := &Handler{cfg: cfg, index: NewIndex(), static: map[string]addrList{}, wire: newWireCache()}
+	if cfg.fastUDP {
+		h.fast = &fastUDP{sockets: cfg.fastSockets, servers: map[string]*udpbatch.Server{}}
+	}
 	if cfg.rrlRate > 0 {
 		h.rrl = newRRL(cfg.rrlRate, cfg.rrlNXDomains, cfg.rrlErrors, cfg.rrlSlip)
 	}

@@ -1,0 +1,119 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hostmint/hostmint/storage"
+	"github.com/miekg/dns"
+)
+
+// family is the sum of every series of a metric family of sc.
+func (sc scrape) family(name string) float64 {
+	sum := 0.0
+	if f := sc[name]; f != nil {
+		for _, m := range f.GetMetric() {
+			sum += m.GetCounter().GetValue()
+		}
+	}
+	return sum
+}
+
+// fast_udp, as a resolver and an UPDATE client meet it: once the first
+// query has gone through the server, names and missing names are answered
+// from the plugin's own sockets (CoreDNS's request counter stands still
+// while the plugin's answers grow), exactly as before; what they cannot
+// answer (an UPDATE over UDP signed with TSIG) reaches the server with its
+// signature checked and its answer signed; a change is answered at once.
+func TestFastUDP(t *testing.T) {
+	t.Parallel()
+	o := updateOptions(t, storage.SQLite, 1)
+	o.extra = append(o.extra, "fast_udp 2")
+	n := spawnMetrics(t, o)
+	s := n.server
+	acct, key := s.account("business")
+	h := s.must(201, "POST", "/api/v1/hostnames", key, map[string]any{"ip": "198.41.0.4"})
+	name := h.str("hostname")
+	s.resolves(name, dns.TypeA, "198.41.0.4")
+	eventually(t, 5*time.Second, func() bool { return strings.Contains(n.p.output(), "fast_udp: "+s.dnsAddr) },
+		"fast_udp never started:\n%s", n.p.output())
+
+	before := n.scrape(t)
+	c := &dns.Client{Net: "udp", Timeout: 2 * time.Second}
+	const queries = 200
+	for i := range queries {
+		m := new(dns.Msg)
+		qname, missing := dns.Fqdn(name), i%4 == 3
+		if missing {
+			qname = fmt.Sprintf("missing-%d.example.org.", i)
+		}
+		if i%2 == 1 {
+			qname = strings.ToUpper(qname[:3]) + qname[3:]
+		}
+		m.SetQuestion(qname, dns.TypeA)
+		do := i%3 == 0
+		if i%3 != 2 {
+			m.SetEdns0(1232, do)
+		}
+		r, _, err := c.Exchange(m, s.dnsAddr)
+		if err != nil {
+			t.Fatalf("query %d: %v", i, err)
+		}
+		if r.Id != m.Id || !r.Authoritative || r.Question[0].Name != qname || (r.IsEdns0() != nil) != (i%3 != 2) ||
+			do && !r.IsEdns0().Do() {
+			t.Fatalf("query %d %s: answer %v", i, qname, r)
+		}
+		switch {
+		case missing && (r.Rcode != dns.RcodeNameError || len(r.Ns) != 1 || r.Ns[0].Header().Rrtype != dns.TypeSOA):
+			t.Fatalf("missing %s: %v", qname, r)
+		case !missing && strings.Join(addrs(r), ",") != "198.41.0.4":
+			t.Fatalf("%s: %v", qname, r)
+		}
+	}
+	after := n.scrape(t)
+	answered, _ := after.get("answers_total")
+	answeredBefore, _ := before.get("answers_total")
+	requests := after.family("coredns_dns_requests_total") - before.family("coredns_dns_requests_total")
+	if answered-answeredBefore < queries || requests > queries/10 {
+		t.Errorf("the plugin answered %v and CoreDNS's server counted %v of %d queries; want all answered, nearly none through the server",
+			answered-answeredBefore, requests, queries)
+	}
+
+	// An UPDATE over UDP (knsupdate's default) goes to the server as it
+	// came: its signature checked, the answer signed.
+	k := s.tsig("/api/admin/accounts/"+acct+"/tsig-keys", s.admin, nil)
+	if out, ok := s.knsupdate(k, "zone example.org.\nupdate add fast.example.org. 60 A 93.184.215.14"); !ok {
+		t.Fatalf("knsupdate over UDP:\n%s", out)
+	}
+	s.resolves("fast.example.org", dns.TypeA, "93.184.215.14")
+	k.secret = strings.Repeat("A", 43) + "="
+	if out, ok := s.knsupdate(k, "zone example.org.\nupdate add forged.example.org. 60 A 93.184.215.14"); ok || !strings.Contains(out, "BADSIG") {
+		t.Errorf("knsupdate with a wrong secret: ok=%v\n%s", ok, out)
+	}
+	s.resolves("forged.example.org", dns.TypeA, "NXDOMAIN")
+
+	// A change is answered at once, from the sockets that kept its bytes.
+	s.must(200, "PUT", "/api/v1/hostnames/"+h.str("id"), key, map[string]any{"ip": "198.41.0.6"})
+	s.resolves(name, dns.TypeA, "198.41.0.6")
+}
+
+// A block whose log plugin must see every query keeps fast_udp off, says
+// so, and answers as before.
+func TestFastUDPOffBehindLog(t *testing.T) {
+	t.Parallel()
+	o := options{extra: []string{"fast_udp"}, block: []string{"log"}}
+	s, p := spawn(t, o)
+	_, key := s.account("free")
+	name := s.must(201, "POST", "/api/v1/hostnames", key, map[string]any{"ip": "198.41.0.4"}).str("hostname")
+	s.resolves(name, dns.TypeA, "198.41.0.4")
+	s.resolves("missing.example.org", dns.TypeA, "NXDOMAIN")
+	out := p.output()
+	if !strings.Contains(out, "fast_udp is off: the log plugin comes before hostname") || strings.Contains(out, "fast_udp: "+s.dnsAddr) {
+		t.Errorf("want fast_udp off because of log:\n%s", out)
+	}
+	if !strings.Contains(out, name) {
+		t.Errorf("the log plugin logged no query for %s", name)
+	}
+}

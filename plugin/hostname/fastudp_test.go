@@ -1,0 +1,220 @@
+package hostname
+
+import (
+	"bytes"
+	"net/netip"
+	"testing"
+
+	"github.com/miekg/dns"
+)
+
+var fastClient = netip.MustParseAddrPort("192.0.2.99:5353")
+
+// fastQuery is a query's bytes.
+func fastQuery(t *testing.T, qname string, qtype uint16, edns, do, rd, cd bool) (*dns.Msg, []byte) {
+	t.Helper()
+	q := new(dns.Msg)
+	q.SetQuestion(qname, qtype)
+	q.Id, q.RecursionDesired, q.CheckingDisabled = 4242, rd, cd
+	if edns {
+		q.SetEdns0(4096, do)
+	}
+	b, err := q.Pack()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q, b
+}
+
+// What fast_udp sends for a query is, byte for byte, what ServeDNS sends
+// for it; what it cannot answer so it leaves to the server.
+func TestFastAnswersAsServeDNS(t *testing.T) {
+	t.Parallel()
+	h := fixture(t)
+	a := &fastAnswerer{h: h, routes: map[string]bool{"example.org.": true, "example.net.": true}}
+	for _, tc := range []struct {
+		name             string
+		qname            string
+		qtype            uint16
+		edns, do, rd, cd bool
+		fast             bool
+	}{
+		{name: "a name", qname: "abc.example.org.", qtype: dns.TypeA, fast: true},
+		{name: "its case, RD", qname: "AbC.Example.ORG.", qtype: dns.TypeA, rd: true, fast: true},
+		{name: "EDNS, DO, CD", qname: "abc.example.org.", qtype: dns.TypeA, edns: true, do: true, cd: true, fast: true},
+		{name: "AAAA", qname: "v6.example.org.", qtype: dns.TypeAAAA, fast: true},
+		{name: "NODATA", qname: "v6.example.org.", qtype: dns.TypeA},
+		{name: "missing", qname: "nope.example.org.", qtype: dns.TypeA, fast: true},
+		{name: "missing, EDNS and DO, RD", qname: "Nope.Example.net.", qtype: dns.TypeTXT, edns: true, do: true, rd: true, fast: true},
+		{name: "missing below a name", qname: "x.abc.example.org.", qtype: dns.TypeA, fast: true},
+		{name: "expired", qname: "old.example.org.", qtype: dns.TypeA},
+		{name: "apex", qname: "example.org.", qtype: dns.TypeSOA},
+		{name: "nameserver", qname: "ns1.example.org.", qtype: dns.TypeA},
+		{name: "above a nameserver", qname: "example.org.", qtype: dns.TypeA},
+		{name: "outside", qname: "example.com.", qtype: dns.TypeA},
+		{name: "escaped", qname: `a\.b.example.org.`, qtype: dns.TypeA},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q, raw := fastQuery(t, tc.qname, tc.qtype, tc.edns, tc.do, tc.rd, tc.cd)
+			serve(h, q) // keeps the bytes
+			w := serve(h, q)
+			got, drop := a.Answer(nil, raw, fastClient)
+			if drop {
+				t.Fatal("dropped")
+			}
+			if !tc.fast {
+				if got != nil {
+					t.Fatalf("answered %x; want it left to the server", got)
+				}
+				return
+			}
+			want := w.wire
+			if want == nil {
+				var err error
+				if want, err = w.msg.Pack(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("fast_udp sent\n%x\nServeDNS\n%x", got, want)
+			}
+		})
+	}
+}
+
+// A missing name is left to the server unless its names are this
+// block's: another block's zone below it, or its zone routed elsewhere.
+func TestFastMissingRoutes(t *testing.T) {
+	t.Parallel()
+	h := fixture(t)
+	_, raw := fastQuery(t, "nope.example.org.", dns.TypeA, false, false, false, false)
+	for _, tc := range []struct {
+		name   string
+		routes map[string]bool
+		fast   bool
+	}{
+		{"its zone", map[string]bool{"example.org.": true}, true},
+		{"the root", map[string]bool{".": true}, true},
+		{"the root, its zone elsewhere", map[string]bool{".": true, "example.org.": false}, false},
+		{"a zone below it elsewhere", map[string]bool{"example.org.": true, "sub.example.org.": false}, false},
+		{"unknown", nil, false},
+	} {
+		a := &fastAnswerer{h: h, routes: tc.routes}
+		if got, _ := a.Answer(nil, raw, fastClient); (got != nil) != tc.fast {
+			t.Errorf("%s: answered %v, want %v", tc.name, got != nil, tc.fast)
+		}
+	}
+}
+
+// response_rate_limit holds for answers from bytes: past the rate a
+// client gets every second one truncated and empty, the rest nothing.
+func TestFastRateLimited(t *testing.T) {
+	t.Parallel()
+	h := fixture(t)
+	h.rrl = newRRL(1, 0, 0, 2)
+	a := &fastAnswerer{h: h, routes: map[string]bool{"example.org.": true}}
+	q, raw := fastQuery(t, "abc.example.org.", dns.TypeA, false, false, true, false)
+	serve(h, q)
+	var sent, slipped, dropped int
+	for range 10 {
+		got, drop := a.Answer(nil, raw, fastClient)
+		switch {
+		case drop:
+			dropped++
+		case got == nil:
+			t.Fatal("left to the server")
+		default:
+			m := new(dns.Msg)
+			if err := m.Unpack(got); err != nil {
+				t.Fatal(err)
+			}
+			if m.Truncated {
+				slipped++
+				if m.Id != q.Id || !m.Authoritative || len(m.Answer) != 0 || !m.RecursionDesired || len(m.Question) != 1 {
+					t.Errorf("slipped reply %v", m)
+				}
+			} else {
+				sent++
+			}
+		}
+	}
+	if sent > 1 || slipped == 0 || dropped == 0 {
+		t.Errorf("sent %d, slipped %d, dropped %d; want at most 1 sent and both others", sent, slipped, dropped)
+	}
+}
+
+func TestParseQuery(t *testing.T) {
+	t.Parallel()
+	plain := func(edit func(m *dns.Msg)) []byte {
+		m := new(dns.Msg)
+		m.SetQuestion("Host-1_x.example.org.", dns.TypeAAAA)
+		edit(m)
+		b, _ := m.Pack()
+		return b
+	}
+	optFlagsByte := func(b []byte, i int, v byte) []byte { b[len(b)-11+i] = v; return b }
+	for _, tc := range []struct {
+		name  string
+		q     []byte
+		ok    bool
+		flags uint8
+		size  int
+	}{
+		{"plain", plain(func(*dns.Msg) {}), true, 0, 512},
+		{"EDNS", plain(func(m *dns.Msg) { m.SetEdns0(1400, false) }), true, wireEDNS, 1400},
+		{"EDNS, DO, small buffer", plain(func(m *dns.Msg) { m.SetEdns0(100, true) }), true, wireEDNS | wireDO, 512},
+		{"EDNS option", plain(func(m *dns.Msg) {
+			m.SetEdns0(1232, false)
+			m.IsEdns0().Option = append(m.IsEdns0().Option, &dns.EDNS0_NSID{Code: dns.EDNS0NSID})
+		}), false, 0, 0},
+		{"EDNS version 1", optFlagsByte(plain(func(m *dns.Msg) { m.SetEdns0(1232, false) }), 6, 1), false, 0, 0},
+		{"EDNS flag other than DO", optFlagsByte(plain(func(m *dns.Msg) { m.SetEdns0(1232, false) }), 7, 0x40), false, 0, 0},
+		{"response", plain(func(m *dns.Msg) { m.Response = true }), false, 0, 0},
+		{"NOTIFY", plain(func(m *dns.Msg) { m.Opcode = dns.OpcodeNotify }), false, 0, 0},
+		{"two questions", plain(func(m *dns.Msg) { m.Question = append(m.Question, m.Question[0]) }), false, 0, 0},
+		{"an answer", plain(func(m *dns.Msg) {
+			m.Answer = []dns.RR{&dns.A{Hdr: dns.RR_Header{Name: ".", Rrtype: dns.TypeA, Class: 1}}}
+		}), false, 0, 0},
+		{"TSIG", plain(func(m *dns.Msg) { m.SetTsig("k.", dns.HmacSHA256, 300, 0) }), false, 0, 0},
+		{"class CH", plain(func(m *dns.Msg) { m.Question[0].Qclass = dns.ClassCHAOS }), false, 0, 0},
+		{"escaped octet", plain(func(m *dns.Msg) { m.Question[0].Name = `a\032b.example.org.` }), false, 0, 0},
+		{"root", plain(func(m *dns.Msg) { m.Question[0].Name = "." }), false, 0, 0},
+		{"cut short", plain(func(*dns.Msg) {})[:20], false, 0, 0},
+		{"trailing bytes", append(plain(func(*dns.Msg) {}), 0), false, 0, 0},
+	} {
+		var nb [256]byte
+		p, ok := parseQuery(tc.q, &nb)
+		if ok != tc.ok {
+			t.Errorf("%s: ok %v, want %v", tc.name, ok, tc.ok)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		if name := string(nb[:p.nameLen]); name != "host-1_x.example.org." || p.qtype != dns.TypeAAAA || p.flags != tc.flags || p.size != tc.size {
+			t.Errorf("%s: %q type %d flags %d size %d", tc.name, name, p.qtype, p.flags, p.size)
+		}
+	}
+}
+
+// An answer from bytes allocates nothing but what RRL keeps.
+func BenchmarkFastAnswer(b *testing.B) {
+	h := fixture(b)
+	a := &fastAnswerer{h: h, routes: map[string]bool{"example.org.": true}}
+	q := new(dns.Msg)
+	q.SetQuestion("abc.example.org.", dns.TypeA)
+	serve(h, q)
+	raw, _ := q.Pack()
+	miss := new(dns.Msg)
+	miss.SetQuestion("nope.example.org.", dns.TypeA)
+	rawMiss, _ := miss.Pack()
+	buf := make([]byte, 0, 4096)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if i%5 == 4 {
+			a.Answer(buf[:0], rawMiss, fastClient)
+		} else if got, _ := a.Answer(buf[:0], raw, fastClient); got == nil {
+			b.Fatal("not answered")
+		}
+	}
+}
