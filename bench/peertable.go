@@ -73,6 +73,13 @@ func printPeersTable(w io.Writer, rs []result, clients, ops int, markdown bool) 
 	row("signed, DO bit, q/s: Knot (signed at load)", func(r result) string { return qps(r.signed, r.peers.knot.signed) })
 	row("signed, DO bit, q/s: PowerDNS (signs as it answers)", func(r result) string { return qps(r.signed, r.peers.pdns.signed) })
 	row("signed, DO bit, q/s: CoreDNS file plugin", na)
+	// fast_udp's figures over the same peers' (the budget's ratios).
+	row("DNS q/s: Hostmint with fast_udp", func(r result) string { return qps(0, r.fastQPS) })
+	row(fmt.Sprintf("  over Knot (%d UDP workers)", workers), func(r result) string { return over(r.fastQPS, r.peers.knot.qps) })
+	row("  over PowerDNS", func(r result) string { return over(r.fastQPS, r.peers.pdns.qps) })
+	row("signed, DO bit, q/s: Hostmint with fast_udp", func(r result) string { return qps(0, r.fastSigned) })
+	row("  over Knot signed", func(r result) string { return over(r.fastSigned, r.peers.knot.signed) })
+	row("  over PowerDNS signed", func(r result) string { return over(r.fastSigned, r.peers.pdns.signed) })
 	us := func(host, v time.Duration) string {
 		return vs(fmt.Sprintf("%.2f µs", float64(v.Nanoseconds())/1000), float64(host), float64(v))
 	}
@@ -80,6 +87,7 @@ func printPeersTable(w io.Writer, rs []result, clients, ops int, markdown bool) 
 	row("server CPU per answer: CoreDNS file plugin", func(r result) string { return us(r.hostCPU, r.fileCPU) })
 	row("server CPU per answer: Knot", func(r result) string { return us(r.hostCPU, r.peers.knot.cpu) })
 	row("server CPU per answer: PowerDNS", func(r result) string { return us(r.hostCPU, r.peers.pdns.cpu) })
+	row("server CPU per answer: Hostmint with fast_udp", func(r result) string { return us(0, r.fastCPU) })
 	row("signed, server CPU per answer: Hostmint", func(r result) string { return us(0, r.signedCPU) })
 	row("signed, server CPU per answer: Knot", func(r result) string { return us(r.signedCPU, r.peers.knot.signedCPU) })
 	row("signed, server CPU per answer: PowerDNS", func(r result) string { return us(r.signedCPU, r.peers.pdns.signedCPU) })
@@ -134,6 +142,14 @@ func vs(text string, host, v float64) string {
 		return text
 	}
 	return fmt.Sprintf("%s (%.2f)", text, host/v)
+}
+
+// over is host/v alone, "-" when either was not measured.
+func over(host, v float64) string {
+	if host == 0 || v == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", host/v)
 }
 
 var versionNumber = regexp.MustCompile(`[0-9]+\.[0-9]+\.[0-9]+`)

@@ -23,8 +23,9 @@ type server struct {
 }
 
 // hostnameCorefile serves the bench zone from store (dialect and DSN),
-// taking signed DNS UPDATE (whose TSIG secrets the certificate key seals).
-func hostnameCorefile(dnsPort, apiPort int, dir, dialect, dsn string) string {
+// taking signed DNS UPDATE (whose TSIG secrets the certificate key seals);
+// lines are more of the hostname block.
+func hostnameCorefile(dnsPort, apiPort int, dir, dialect, dsn string, lines ...string) string {
 	return fmt.Sprintf(`%s:%d {
     bind 127.0.0.1
     hostname {
@@ -40,7 +41,8 @@ func hostnameCorefile(dnsPort, apiPort int, dir, dialect, dsn string) string {
     }
     %s
 }
-`, zone, dnsPort, dialect, dsn, apiPort, dir, dir, zone, zone, dnsPort, os.Getenv("BENCH_HOSTNAME"), os.Getenv("BENCH_EXTRA"))
+`, zone, dnsPort, dialect, dsn, apiPort, dir, dir, zone, zone, dnsPort,
+		strings.Join(append(lines, os.Getenv("BENCH_HOSTNAME")), "\n        "), os.Getenv("BENCH_EXTRA"))
 }
 
 func fileCorefile(dnsPort int, dir string) string {

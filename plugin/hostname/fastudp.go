@@ -251,7 +251,9 @@ func (a *fastAnswerer) respond(buf, q []byte, p query, client netip.AddrPort, cl
 // asked for.
 func (a *fastAnswerer) answerMissing(buf, q []byte, p query, qname string, z *zone, client netip.AddrPort) ([]byte, bool) {
 	h := a.h
-	if p.flags&wireDO != 0 && z.signer != nil || h.static[qname] != "" || h.aboveStatic(qname) || h.aboveRegistrations(qname) ||
+	// DS goes to the parent's block, when the server has one (its routing
+	// of DS), and is left to it.
+	if p.qtype == dns.TypeDS || p.flags&wireDO != 0 && z.signer != nil || h.static[qname] != "" || h.aboveStatic(qname) || h.aboveRegistrations(qname) ||
 		h.cfg.catalog != "" && strings.HasSuffix(qname, h.cfg.catalog) || !a.routed(z) {
 		return nil, false
 	}

@@ -47,6 +47,7 @@ func TestFastAnswersAsServeDNS(t *testing.T) {
 		{name: "missing", qname: "nope.example.org.", qtype: dns.TypeA, fast: true},
 		{name: "missing, EDNS and DO, RD", qname: "Nope.Example.net.", qtype: dns.TypeTXT, edns: true, do: true, rd: true, fast: true},
 		{name: "missing below a name", qname: "x.abc.example.org.", qtype: dns.TypeA, fast: true},
+		{name: "missing, DS", qname: "nope.example.org.", qtype: dns.TypeDS},
 		{name: "expired", qname: "old.example.org.", qtype: dns.TypeA},
 		{name: "apex", qname: "example.org.", qtype: dns.TypeSOA},
 		{name: "nameserver", qname: "ns1.example.org.", qtype: dns.TypeA},
@@ -215,6 +216,44 @@ func BenchmarkFastAnswer(b *testing.B) {
 			a.Answer(buf[:0], rawMiss, fastClient)
 		} else if got, _ := a.Answer(buf[:0], raw, fastClient); got == nil {
 			b.Fatal("not answered")
+		}
+	}
+}
+
+// In a signed zone a signed answer comes from bytes as ServeDNS sends it; a
+// denial with DO (signed per name) is left to the server, one without DO
+// is the plain NXDOMAIN.
+func TestFastSigned(t *testing.T) {
+	t.Parallel()
+	h := signedFixture(t, 2, true)
+	a := &fastAnswerer{h: h, routes: map[string]bool{"example.org.": true}}
+	for _, tc := range []struct {
+		name  string
+		qname string
+		do    bool
+		fast  bool
+	}{
+		{"signed answer", "h000001.example.org.", true, true},
+		{"unsigned answer", "h000001.example.org.", false, true},
+		{"denial, DO", "nope.example.org.", true, false},
+		{"missing, no DO", "nope.example.org.", false, true},
+	} {
+		q, raw := fastQuery(t, tc.qname, dns.TypeA, true, tc.do, false, false)
+		serve(h, q)
+		w := serve(h, q)
+		got, _ := a.Answer(nil, raw, fastClient)
+		if !tc.fast {
+			if got != nil {
+				t.Errorf("%s: answered from bytes", tc.name)
+			}
+			continue
+		}
+		want := w.wire
+		if want == nil {
+			want, _ = w.msg.Pack()
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: fast_udp sent\n%x\nServeDNS\n%x", tc.name, got, want)
 		}
 	}
 }
