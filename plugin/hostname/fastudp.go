@@ -253,9 +253,12 @@ func (a *fastAnswerer) answerMissing(buf, q []byte, p query, qname string, z *zo
 	h := a.h
 	// DS goes to the parent's block, when the server has one (its routing
 	// of DS), and is left to it.
-	if p.qtype == dns.TypeDS || p.flags&wireDO != 0 && z.signer != nil || h.static[qname] != "" || h.aboveStatic(qname) || h.aboveRegistrations(qname) ||
+	if p.qtype == dns.TypeDS || h.static[qname] != "" || h.aboveStatic(qname) || h.aboveRegistrations(qname) ||
 		h.cfg.catalog != "" && strings.HasSuffix(qname, h.cfg.catalog) || !a.routed(z) {
 		return nil, false
+	}
+	if p.flags&wireDO != 0 && z.signer != nil {
+		return a.answerDenial(buf, q, p, z, client)
 	}
 	w := a.missingWire(z, p.flags)
 	if w == nil || len(w.head)+p.questionEnd-12+len(w.tail) > min(p.size, maxUDPSize) {
@@ -263,6 +266,23 @@ func (a *fastAnswerer) answerMissing(buf, q []byte, p query, qname string, z *zo
 	}
 	// NXDOMAINs by zone, as allowedRaw counts them.
 	return a.respond(buf, q, p, client, rrlNXDomain, z.name, dns.RcodeNameError, z.kind, w.head, q[12:p.questionEnd], w.tail)
+}
+
+// answerDenial answers a missing name of a signed zone, asked with DO,
+// from the denial ServeDNS sent for it (keepDenial): NOERROR with the
+// name's signed NSEC.
+func (a *fastAnswerer) answerDenial(buf, q []byte, p query, z *zone, client netip.AddrPort) ([]byte, bool) {
+	switch p.qtype {
+	case dns.TypeNSEC, dns.TypeRRSIG, dns.TypeANY:
+		return nil, false
+	}
+	h := a.h
+	e := h.denials.get(z, q[12:12+p.wireLen], p.flags, h.index.serial.Load(), time.Now().UnixMilli())
+	if e == nil || len(e.head)+p.questionEnd-12+len(e.tail) > min(p.size, maxUDPSize) {
+		return nil, false
+	}
+	// Denials by zone, as allowedRaw counts them.
+	return a.respond(buf, q, p, client, rrlNXDomain, z.name, dns.RcodeSuccess, z.kind, e.head, q[12:p.questionEnd], e.tail)
 }
 
 // limited applies response_rate_limit as allowedRaw does.

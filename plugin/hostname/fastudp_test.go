@@ -10,6 +10,12 @@ import (
 
 var fastClient = netip.MustParseAddrPort("192.0.2.99:5353")
 
+// fastOf is h with fast_udp on, and its answerer on a server of routes.
+func fastOf(h *Handler, routes map[string]bool) *fastAnswerer {
+	h.fast, h.denials = &fastUDP{}, newDenialCache()
+	return &fastAnswerer{h: h, routes: routes}
+}
+
 // fastQuery is a query's bytes.
 func fastQuery(t *testing.T, qname string, qtype uint16, edns, do, rd, cd bool) (*dns.Msg, []byte) {
 	t.Helper()
@@ -31,7 +37,7 @@ func fastQuery(t *testing.T, qname string, qtype uint16, edns, do, rd, cd bool) 
 func TestFastAnswersAsServeDNS(t *testing.T) {
 	t.Parallel()
 	h := fixture(t)
-	a := &fastAnswerer{h: h, routes: map[string]bool{"example.org.": true, "example.net.": true}}
+	a := fastOf(h, map[string]bool{"example.org.": true, "example.net.": true})
 	for _, tc := range []struct {
 		name             string
 		qname            string
@@ -100,7 +106,7 @@ func TestFastMissingRoutes(t *testing.T) {
 		{"a zone below it elsewhere", map[string]bool{"example.org.": true, "sub.example.org.": false}, false},
 		{"unknown", nil, false},
 	} {
-		a := &fastAnswerer{h: h, routes: tc.routes}
+		a := fastOf(h, tc.routes)
 		if got, _ := a.Answer(nil, raw, fastClient); (got != nil) != tc.fast {
 			t.Errorf("%s: answered %v, want %v", tc.name, got != nil, tc.fast)
 		}
@@ -113,7 +119,7 @@ func TestFastRateLimited(t *testing.T) {
 	t.Parallel()
 	h := fixture(t)
 	h.rrl = newRRL(1, 0, 0, 2)
-	a := &fastAnswerer{h: h, routes: map[string]bool{"example.org.": true}}
+	a := fastOf(h, map[string]bool{"example.org.": true})
 	q, raw := fastQuery(t, "abc.example.org.", dns.TypeA, false, false, true, false)
 	serve(h, q)
 	var sent, slipped, dropped int
@@ -201,7 +207,7 @@ func TestParseQuery(t *testing.T) {
 // An answer from bytes allocates nothing but what RRL keeps.
 func BenchmarkFastAnswer(b *testing.B) {
 	h := fixture(b)
-	a := &fastAnswerer{h: h, routes: map[string]bool{"example.org.": true}}
+	a := fastOf(h, map[string]bool{"example.org.": true})
 	q := new(dns.Msg)
 	q.SetQuestion("abc.example.org.", dns.TypeA)
 	serve(h, q)
@@ -221,25 +227,28 @@ func BenchmarkFastAnswer(b *testing.B) {
 }
 
 // In a signed zone a signed answer comes from bytes as ServeDNS sends it; a
-// denial with DO (signed per name) is left to the server, one without DO
-// is the plain NXDOMAIN.
+// denial with DO (signed per name) too, once ServeDNS has sent it in the
+// same case; one without DO is the plain NXDOMAIN.
 func TestFastSigned(t *testing.T) {
 	t.Parallel()
 	h := signedFixture(t, 2, true)
-	a := &fastAnswerer{h: h, routes: map[string]bool{"example.org.": true}}
+	a := fastOf(h, map[string]bool{"example.org.": true})
 	for _, tc := range []struct {
 		name  string
 		qname string
+		qtype uint16
 		do    bool
 		fast  bool
 	}{
-		{"signed answer", "h000001.example.org.", true, true},
-		{"unsigned answer", "h000001.example.org.", false, true},
-		{"denial, DO", "nope.example.org.", true, false},
-		{"missing, no DO", "nope.example.org.", false, true},
+		{"signed answer", "h000001.example.org.", dns.TypeA, true, true},
+		{"unsigned answer", "h000001.example.org.", dns.TypeA, false, true},
+		{"denial, DO", "nope.example.org.", dns.TypeA, true, true},
+		{"denial, DO, another type", "nope.example.org.", dns.TypeTXT, true, true},
+		{"denial, DO, NSEC", "nope.example.org.", dns.TypeNSEC, true, false},
+		{"missing, no DO", "nope.example.org.", dns.TypeA, false, true},
 	} {
-		q, raw := fastQuery(t, tc.qname, dns.TypeA, true, tc.do, false, false)
-		serve(h, q)
+		q, raw := fastQuery(t, tc.qname, tc.qtype, true, tc.do, false, false)
+		serve(h, q) // keeps the bytes
 		w := serve(h, q)
 		got, _ := a.Answer(nil, raw, fastClient)
 		if !tc.fast {
@@ -256,4 +265,20 @@ func TestFastSigned(t *testing.T) {
 			t.Errorf("%s: fast_udp sent\n%x\nServeDNS\n%x", tc.name, got, want)
 		}
 	}
+	// A denial is kept in the case it was asked: another case is the
+	// server's to answer first.
+	if _, raw := fastQuery(t, "NOPE.example.org.", dns.TypeA, true, true, false, false); a.answerOrNil(raw) != nil {
+		t.Error("a denial answered from bytes kept in another case")
+	}
+	// A change moves the serial: the kept denial is stale.
+	_, raw := fastQuery(t, "nope.example.org.", dns.TypeA, true, true, false, false)
+	h.index.serial.Add(1)
+	if a.answerOrNil(raw) != nil {
+		t.Error("a denial answered from bytes of an older serial")
+	}
+}
+
+func (a *fastAnswerer) answerOrNil(raw []byte) []byte {
+	got, _ := a.Answer(nil, raw, fastClient)
+	return got
 }

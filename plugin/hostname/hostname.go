@@ -33,6 +33,7 @@ type Handler struct {
 	rrl     *rrl                 // response_rate_limit; nil: none
 	wire    *wireCache           // names' answers, packed
 	fast    *fastUDP             // fast_udp; nil: none
+	denials *denialCache         // signed denials, packed (fast_udp)
 	// tsigSecrets are the store's TSIG keys this server block verifies
 	// (dynamic_update); updater applies the UPDATE messages they sign.
 	tsigSecrets map[string]string
@@ -126,8 +127,13 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	m.Authoritative = true
 	h.answer(m, z, state)
 	rcode, err := h.write(w, r, state, m, z.kind, z.name)
-	if out, _ := rawWriter(w); n != nil && out != nil { // bytes are only ever sent there
-		h.keepWire(r, m, z, n, h.wireUntil(n))
+	if out, _ := rawWriter(w); out != nil { // bytes are only ever sent there
+		switch {
+		case n != nil:
+			h.keepWire(r, m, z, n, h.wireUntil(n))
+		case h.fast != nil && qname != z.name:
+			h.keepDenial(r, m, z)
+		}
 	}
 	return rcode, err
 }

@@ -88,6 +88,7 @@ func newHandler(cfg *config) *Handler {
 	h := &Handler{cfg: cfg, index: NewIndex(), static: map[string]addrList{}, wire: newWireCache()}
 	if cfg.fastUDP {
 		h.fast = &fastUDP{sockets: cfg.fastSockets, servers: map[string]*udpbatch.Server{}}
+		h.denials = newDenialCache()
 	}
 	if cfg.rrlRate > 0 {
 		h.rrl = newRRL(cfg.rrlRate, cfg.rrlNXDomains, cfg.rrlErrors, cfg.rrlSlip)

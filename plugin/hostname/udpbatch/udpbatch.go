@@ -129,15 +129,16 @@ func reusePort(_, _ string, c syscall.RawConn) error {
 	return serr
 }
 
-// steer attaches to the address's socket group a filter that picks, for
-// each datagram, one of the n sockets after the server's first before:
-// by the CPU that received it, so that a socket's datagrams stay on one
-// CPU. Sockets join a group in the order they bind, and an index past its
-// end falls back to the kernel's hash: a wrong guess of before costs speed,
-// never an answer.
+// steer attaches to the address's socket group a filter that gives each
+// datagram to one of the n sockets after the server's first before, at
+// random: by flow or by the receiving CPU, one busy client (dnsperf, a
+// large resolver) would keep one socket's goroutine busy and leave the
+// others idle, and UDP answers have no order to keep. Sockets join a group
+// in the order they bind, and an index past its end falls back to the
+// kernel's hash: a wrong guess of before costs speed, never an answer.
 func steer(c *net.UDPConn, before, n int) error {
 	prog, err := bpf.Assemble([]bpf.Instruction{
-		bpf.LoadExtension{Num: bpf.ExtCPUID},
+		bpf.LoadExtension{Num: bpf.ExtRand},
 		bpf.ALUOpConstant{Op: bpf.ALUOpMod, Val: uint32(n)},
 		bpf.ALUOpConstant{Op: bpf.ALUOpAdd, Val: uint32(before)},
 		bpf.RetA{},
