@@ -2,7 +2,6 @@ package hostname
 
 import (
 	"hash/maphash"
-	"time"
 	"unsafe"
 
 	"github.com/coredns/coredns/plugin/pkg/cache"
@@ -74,15 +73,7 @@ func (h *Handler) keepDenial(r, m *dns.Msg, z *zone) {
 			return
 		}
 	}
-	until := int64(0)
-	for _, rr := range m.Ns {
-		if sig, ok := rr.(*dns.RRSIG); ok {
-			renew := (int64(sig.Expiration) - int64(sigRefresh/time.Second)) * 1000
-			if until == 0 || renew < until {
-				until = renew
-			}
-		}
-	}
+	until := renewedBy(m.Ns, 0)
 	c := m.Copy()
 	c.Id, c.RecursionDesired, c.CheckingDisabled, c.Compress = 0, false, false, false
 	b, err := c.Pack()

@@ -215,15 +215,7 @@ func (h *Handler) keepWire(r, m *dns.Msg, z *zone, n *node, until int64) {
 	if flags&wireDO != 0 && z.signer != nil && !allSigned(m.Answer) {
 		return // a signature failed: answered once, never kept
 	}
-	for _, rr := range m.Answer {
-		if sig, ok := rr.(*dns.RRSIG); ok {
-			// Signed again once less than sigRefresh is left.
-			renew := (int64(sig.Expiration) - int64(sigRefresh/time.Second)) * 1000
-			if until == 0 || renew < until {
-				until = renew
-			}
-		}
-	}
+	until = renewedBy(m.Answer, until)
 	c := m.Copy()
 	c.Id, c.RecursionDesired, c.CheckingDisabled, c.Compress = 0, false, false, true
 	c.Question = []dns.Question{{Name: lowerName(r.Question[0].Name), Qtype: r.Question[0].Qtype, Qclass: dns.ClassINET}}
@@ -237,6 +229,21 @@ func (h *Handler) keepWire(r, m *dns.Msg, z *zone, n *node, until int64) {
 		return
 	}
 	h.wire.c.Add(wireKey(n, r.Question[0].Qtype, flags), &wireAnswer{n: n, z: z, qtype: r.Question[0].Qtype, flags: flags, until: until, msg: b})
+}
+
+// renewedBy is until (Unix ms, 0: for good) or, when sooner, when the
+// first signature in rrs is signed again (once less than sigRefresh is
+// left to it).
+func renewedBy(rrs []dns.RR, until int64) int64 {
+	for _, rr := range rrs {
+		if sig, ok := rr.(*dns.RRSIG); ok {
+			renew := (int64(sig.Expiration) - int64(sigRefresh/time.Second)) * 1000
+			if until == 0 || renew < until {
+				until = renew
+			}
+		}
+	}
+	return until
 }
 
 // lowerName lowercases the ASCII letters of a presentation-form name.
