@@ -15,14 +15,16 @@ import (
 // write() sends them) so that they do not depend on where they stand. An
 // entry is a name in the case it was asked (the NSEC's owner is written
 // so), for one zone and one set of query flags, at one serial (the SOA's),
-// and good until its first signature is due for renewal. They have a cache
+// and good until its first signature is due for renewal. (ServeDNS may
+// sign the same denial again meanwhile, when its signature cache lets it
+// go: another valid signature, the kept one no less valid.) They have a cache
 // of their own, as their signatures have, so a flood of random names never
 // evicts names' answers.
 
 // denialWire is one name's denial, as bytes.
 type denialWire struct {
-	z          *zone
-	name       string // the question's name on the wire, as asked
+	zone       uintptr // the *zone it was sent from: kept by address, not kept alive
+	name       string  // the question's name on the wire, as asked
 	flags      uint8
 	serial     uint32
 	until      int64 // Unix ms
@@ -45,7 +47,7 @@ func denialKey(z *zone, wireName []byte, flags uint8) uint64 {
 // kept or it is stale.
 func (c *denialCache) get(z *zone, wireName []byte, flags uint8, serial uint32, now int64) *denialWire {
 	e, ok := c.c.Get(denialKey(z, wireName, flags))
-	if !ok || e.z != z || e.flags != flags || e.serial != serial || now >= e.until || e.name != string(wireName) {
+	if !ok || e.zone != uintptr(unsafe.Pointer(z)) || e.flags != flags || e.serial != serial || now >= e.until || e.name != string(wireName) {
 		return nil
 	}
 	return e
@@ -57,7 +59,7 @@ func (c *denialCache) get(z *zone, wireName []byte, flags uint8, serial uint32, 
 // those answered otherwise (NSEC, RRSIG, DS, ANY), every RRset signed.
 func (h *Handler) keepDenial(r, m *dns.Msg, z *zone) {
 	flags, ok := wireFlags(r)
-	if !ok || flags&wireDO == 0 || z.signer == nil || m.Rcode != dns.RcodeSuccess || len(m.Answer) != 0 || len(m.Ns) == 0 {
+	if !ok || flags&wireDO == 0 || z.signer == nil || m.Rcode != dns.RcodeSuccess || m.Truncated || len(m.Answer) != 0 || len(m.Ns) == 0 {
 		return
 	}
 	switch r.Question[0].Qtype {
@@ -86,6 +88,6 @@ func (h *Handler) keepDenial(r, m *dns.Msg, z *zone) {
 		return
 	}
 	name = name[:n]
-	h.denials.c.Add(denialKey(z, name, flags), &denialWire{z: z, name: string(name), flags: flags, serial: soa.Serial, until: until,
+	h.denials.c.Add(denialKey(z, name, flags), &denialWire{zone: uintptr(unsafe.Pointer(z)), name: string(name), flags: flags, serial: soa.Serial, until: until,
 		head: b[:12], tail: b[12+n+4:]})
 }

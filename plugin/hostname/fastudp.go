@@ -41,10 +41,9 @@ type fastUDP struct {
 
 // passesQueries are the plugins that may come before this one without
 // being bypassed by an answer from bytes: they never act on a plain IN
-// query without EDNS options or TSIG, the only kind answered so (transfer
-// takes AXFR and IXFR, chaos the CH class, nsid an NSID option, any the
-// type ANY, which then never reaches this plugin to be kept as bytes,
-// errors what a plugin returns). prometheus is let through too: its per-request
+// query without EDNS options or TSIG of a type fromBytes takes, the only
+// kind answered so (transfer takes AXFR and IXFR, chaos the CH class, nsid
+// an NSID option, any the type ANY, errors what a plugin returns). prometheus is let through too: its per-request
 // counters miss answers from bytes, which the README says; the plugin's own
 // count them all.
 var passesQueries = []string{"transfer", "chaos", "nsid", "any", "errors", "cancel", "prometheus"}
@@ -95,6 +94,9 @@ func tsigRequires(ph plugin.Handler) bool {
 	return false
 }
 
+// on reports whether fast_udp is set and the block may have it.
+func (f *fastUDP) on() bool { return f != nil && f.checked.Load() && f.blocked == "" }
+
 // startFast opens the fast sockets for the server that routed the query
 // of ctx, once per server address.
 func (h *Handler) startFast(ctx context.Context) {
@@ -118,14 +120,19 @@ func (h *Handler) startFast(ctx context.Context) {
 	if f.closed || f.servers[addr] != nil {
 		return
 	}
+	opcodes, ok := serverOpcodes(srv)
+	if !ok {
+		log.Warningf("fast_udp: not on %s: this CoreDNS's server does not say which opcodes it accepts", addr)
+		return
+	}
 	s, err := udpbatch.Listen(udpbatch.Config{
-		Addr: addr, Sockets: f.sockets, Before: h.cfg.numSockets, Answer: &fastAnswerer{h: h, routes: serverRoutes(srv, f.conf)},
+		Addr: addr, Sockets: f.sockets, Before: h.cfg.numSockets, Answer: &fastAnswerer{h: h, routes: serverRoutes(srv, h)},
 		Full: dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
 			// As CoreDNS's UDP server calls it.
 			ctx := context.WithValue(context.Background(), dnsserver.Key{}, srv)
 			srv.ServeDNS(context.WithValue(ctx, dnsserver.LoopKey{}, 0), w, r)
 		}),
-		TsigSecret: srv.TsigSecret, MsgAcceptFunc: h.acceptMessage,
+		TsigSecret: srv.TsigSecret, MsgAcceptFunc: acceptMessage(opcodes),
 	})
 	if err != nil {
 		log.Warningf("fast_udp: not on %s: %v", addr, err)
@@ -135,12 +142,12 @@ func (h *Handler) startFast(ctx context.Context) {
 	log.Infof("fast_udp: %s answered from batches of datagrams", addr)
 }
 
-// serverRoutes are srv's zone keys, each true when this block (mine) is
-// the one srv gives its names to (the first of its blocks: views, which
-// could pick another, are not in this build). Read by reflection: a
-// server's zones are unexported, and any surprise leaves none, so that no
-// answer is given for a name not known to be routed here.
-func serverRoutes(srv *dnsserver.Server, mine *dnsserver.Config) map[string]bool {
+// serverRoutes are srv's zone keys, each true when the block srv gives its
+// names to (the first of the key's: views, which could pick another, are
+// not in this build) is h's, whichever of its keys it is. Read by
+// reflection: a server's zones are unexported, and any surprise leaves
+// none, so that no answer is given for a name not known to be routed here.
+func serverRoutes(srv *dnsserver.Server, h *Handler) map[string]bool {
 	v := reflect.ValueOf(srv).Elem().FieldByName("zones")
 	if !v.IsValid() || v.Kind() != reflect.Map || v.Type().Key().Kind() != reflect.String {
 		return nil
@@ -151,12 +158,29 @@ func serverRoutes(srv *dnsserver.Server, mine *dnsserver.Config) map[string]bool
 		if cs.Kind() != reflect.Slice || cs.Len() == 0 || cs.Index(0).Kind() != reflect.Pointer {
 			return nil
 		}
-		routes[it.Key().String()] = cs.Index(0).Pointer() == uintptr(unsafe.Pointer(mine))
+		conf := (*dnsserver.Config)(unsafe.Pointer(cs.Index(0).Pointer()))
+		routes[it.Key().String()] = conf.Handler("hostname") == plugin.Handler(h)
 	}
 	return routes
 }
 
-// stopFast closes the fast sockets.
+// serverOpcodes are the opcodes beyond QUERY and NOTIFY that srv accepts
+// (those its blocks allowed, UPDATE for dynamic_update), read by
+// reflection; false when they cannot be read.
+func serverOpcodes(srv *dnsserver.Server) (map[int]bool, bool) {
+	v := reflect.ValueOf(srv).Elem().FieldByName("allowedOpcodes")
+	if !v.IsValid() || v.Kind() != reflect.Map || v.Type().Key().Kind() != reflect.Int {
+		return nil, false
+	}
+	ops := map[int]bool{}
+	for _, k := range v.MapKeys() {
+		ops[int(k.Int())] = true
+	}
+	return ops, true
+}
+
+// stopFast closes the fast sockets, for good or (a reload) until
+// reopenFast.
 func (h *Handler) stopFast() {
 	f := h.fast
 	f.mu.Lock()
@@ -165,20 +189,32 @@ func (h *Handler) stopFast() {
 	for _, s := range f.servers {
 		s.Close()
 	}
-	f.servers = nil
+	f.servers = map[string]*udpbatch.Server{}
 }
 
-// acceptMessage is the acceptance of the server this block is in: miekg's
-// default, and UPDATE when the block takes it.
-func (h *Handler) acceptMessage(dh dns.Header) dns.MsgAcceptAction {
-	action := dns.DefaultMsgAcceptFunc(dh)
-	if action == dns.MsgRejectNotImplemented && h.cfg.app.DynamicUpdate && int(dh.Bits>>11)&0xF == dns.OpcodeUpdate {
+// reopenFast lets the fast sockets open again with the next query, after a
+// reload that failed: this instance goes on serving.
+func (h *Handler) reopenFast() {
+	f := h.fast
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closed = false
+	f.seen.Clear()
+}
+
+// acceptMessage is a server's acceptance, as CoreDNS's server has it:
+// miekg's default, and the opcodes its blocks allowed.
+func acceptMessage(opcodes map[int]bool) dns.MsgAcceptFunc {
+	return func(dh dns.Header) dns.MsgAcceptAction {
+		action := dns.DefaultMsgAcceptFunc(dh)
+		if action != dns.MsgRejectNotImplemented || !opcodes[int(dh.Bits>>11)&0xF] {
+			return action
+		}
 		if dh.Qdcount != 1 {
 			return dns.MsgReject
 		}
 		return dns.MsgAccept
 	}
-	return action
 }
 
 // fastAnswerer answers queries from names' packed answers, for one
@@ -205,15 +241,13 @@ func (a *fastAnswerer) Answer(buf, q []byte, client netip.AddrPort) ([]byte, boo
 	}
 	qname := unsafe.String(&nb[0], p.nameLen) // looked up, never kept
 	z := h.index.zoneOf(qname)
-	if z == nil || z.unservable() || qname == z.name {
+	if z == nil || z.unservable() || qname == z.name || !fromBytes(p.qtype, z) || !a.routed(z) {
 		return nil, false
 	}
 	n := z.names.get(qname)
 	if n == nil {
 		return a.answerMissing(buf, q, p, qname, z, client)
 	}
-	// A kept answer was sent by this plugin for this name: the server
-	// routes the name here.
 	e := h.wire.get(n, z, p.qtype, p.flags, time.Now().UnixMilli())
 	if e == nil || len(e.msg) > min(p.size, maxUDPSize) {
 		return nil, false
@@ -232,7 +266,7 @@ func (a *fastAnswerer) respond(buf, q []byte, p query, client netip.AddrPort, cl
 	if drop, slip := a.limited(client, class, name, qtype); drop {
 		return nil, true
 	} else if slip {
-		return slipped(buf, q[:p.questionEnd], rcode), false
+		return slipped(buf, q, p, rcode), false
 	}
 	countAnswer(rcode, p.qtype, kind)
 	b := buf
@@ -246,15 +280,29 @@ func (a *fastAnswerer) respond(buf, q []byte, p query, client netip.AddrPort, cl
 	return b, false
 }
 
+// fromBytes reports whether a query of qtype in z may be answered from
+// bytes: not the types ServeDNS (or a plugin before it) answers otherwise
+// than a name's records or its denial: transfers (REFUSED), meta-types
+// (NOTIMP), ANY (the any plugin), DS (the server routes it to a parent's
+// block when it has one), and in a signed zone NSEC and RRSIG (answered,
+// never denied).
+func fromBytes(qtype uint16, z *zone) bool {
+	switch qtype {
+	case dns.TypeAXFR, dns.TypeIXFR, dns.TypeTKEY, dns.TypeTSIG, dns.TypeMAILA, dns.TypeMAILB, dns.TypeANY, dns.TypeDS:
+		return false
+	case dns.TypeNSEC, dns.TypeRRSIG:
+		return z.signer == nil && !z.signed
+	}
+	return true
+}
+
 // answerMissing answers qname, which has no node in z: NXDOMAIN, as answer()
 // writes it, when nothing else makes the name exist and no signature is
 // asked for.
 func (a *fastAnswerer) answerMissing(buf, q []byte, p query, qname string, z *zone, client netip.AddrPort) ([]byte, bool) {
 	h := a.h
-	// DS goes to the parent's block, when the server has one (its routing
-	// of DS), and is left to it.
-	if p.qtype == dns.TypeDS || h.static[qname] != "" || h.aboveStatic(qname) || h.aboveRegistrations(qname) ||
-		h.cfg.catalog != "" && strings.HasSuffix(qname, h.cfg.catalog) || !a.routed(z) {
+	if h.static[qname] != "" || h.aboveStatic(qname) || h.aboveRegistrations(qname) ||
+		h.cfg.catalog != "" && strings.HasSuffix(qname, h.cfg.catalog) {
 		return nil, false
 	}
 	if p.flags&wireDO != 0 && z.signer != nil {
@@ -272,10 +320,6 @@ func (a *fastAnswerer) answerMissing(buf, q []byte, p query, qname string, z *zo
 // from the denial ServeDNS sent for it (keepDenial): NOERROR with the
 // name's signed NSEC.
 func (a *fastAnswerer) answerDenial(buf, q []byte, p query, z *zone, client netip.AddrPort) ([]byte, bool) {
-	switch p.qtype {
-	case dns.TypeNSEC, dns.TypeRRSIG, dns.TypeANY:
-		return nil, false
-	}
 	h := a.h
 	e := h.denials.get(z, q[12:12+p.wireLen], p.flags, h.index.serial.Load(), time.Now().UnixMilli())
 	if e == nil || len(e.head)+p.questionEnd-12+len(e.tail) > min(p.size, maxUDPSize) {
@@ -330,12 +374,13 @@ func (a *fastAnswerer) routed(z *zone) bool {
 // serial: packed uncompressed, as write() sends it, so the question can be
 // any name's.
 type missingWire struct {
+	zone       uintptr // the *zone it was packed for: kept by address, not kept alive
 	serial     uint32
 	head, tail []byte
 }
 
 type missingKey struct {
-	z     *zone
+	zone  string
 	flags uint8
 }
 
@@ -344,8 +389,8 @@ type missingKey struct {
 func (a *fastAnswerer) missingWire(z *zone, flags uint8) *missingWire {
 	h := a.h
 	serial := h.index.serial.Load()
-	if v, ok := a.missing.Load(missingKey{z, flags}); ok {
-		if w := v.(*missingWire); w.serial == serial {
+	if v, ok := a.missing.Load(missingKey{z.name, flags}); ok {
+		if w := v.(*missingWire); w.serial == serial && w.zone == uintptr(unsafe.Pointer(z)) {
 			return w
 		}
 	}
@@ -365,18 +410,25 @@ func (a *fastAnswerer) missingWire(z *zone, flags uint8) *missingWire {
 	if err != nil {
 		return nil
 	}
-	w := &missingWire{serial: serial, head: b[:12], tail: b[12+5:]}
-	a.missing.Store(missingKey{z, flags}, w)
+	w := &missingWire{zone: uintptr(unsafe.Pointer(z)), serial: serial, head: b[:12], tail: b[12+5:]}
+	a.missing.Store(missingKey{z.name, flags}, w)
 	return w
 }
 
-// slipped is RRL's truncated reply to the query whose header and question
-// are hq: the question alone, rcode, AA and TC set, as allowedRaw sends it.
-func slipped(buf, hq []byte, rcode int) []byte {
-	b := append(buf, hq...)
+// slipped is RRL's truncated reply to the query q: its question, and its
+// OPT as the server's writer hands it back (flags but DO cleared), rcode,
+// AA and TC set, as allowedRaw sends it.
+func slipped(buf, q []byte, p query, rcode int) []byte {
+	b := append(buf, q[:p.questionEnd]...)
 	b[2] = b[2]&0x79 | 0x80 | 0x04 | 0x02 // QR, AA, TC; opcode and RD kept
 	b[3] = b[3]&0x10 | byte(rcode)        // CD kept
 	clear(b[6:12])                        // no answer, authority or additional records
+	if p.flags&wireEDNS != 0 {
+		b[11] = 1
+		opt := len(b)
+		b = append(b, q[p.questionEnd:p.questionEnd+11]...)
+		b[opt+5], b[opt+8] = 0, 0 // extended rcode, the flags' low octet
+	}
 	return b
 }
 

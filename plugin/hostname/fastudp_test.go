@@ -13,6 +13,7 @@ var fastClient = netip.MustParseAddrPort("192.0.2.99:5353")
 // fastOf is h with fast_udp on, and its answerer on a server of routes.
 func fastOf(h *Handler, routes map[string]bool) *fastAnswerer {
 	h.fast, h.denials = &fastUDP{}, newDenialCache()
+	h.fast.checked.Store(true)
 	return &fastAnswerer{h: h, routes: routes}
 }
 
@@ -54,6 +55,12 @@ func TestFastAnswersAsServeDNS(t *testing.T) {
 		{name: "missing, EDNS and DO, RD", qname: "Nope.Example.net.", qtype: dns.TypeTXT, edns: true, do: true, rd: true, fast: true},
 		{name: "missing below a name", qname: "x.abc.example.org.", qtype: dns.TypeA, fast: true},
 		{name: "missing, DS", qname: "nope.example.org.", qtype: dns.TypeDS},
+		{name: "missing, NSEC, unsigned", qname: "nope.example.org.", qtype: dns.TypeNSEC, fast: true},
+		{name: "missing, AXFR", qname: "nope.example.org.", qtype: dns.TypeAXFR},
+		{name: "missing, TKEY", qname: "nope.example.org.", qtype: dns.TypeTKEY},
+		{name: "missing, ANY", qname: "nope.example.org.", qtype: dns.TypeANY},
+		{name: "a name, DS", qname: "abc.example.org.", qtype: dns.TypeDS},
+		{name: "a name, MAILB", qname: "abc.example.org.", qtype: dns.TypeMAILB},
 		{name: "expired", qname: "old.example.org.", qtype: dns.TypeA},
 		{name: "apex", qname: "example.org.", qtype: dns.TypeSOA},
 		{name: "nameserver", qname: "ns1.example.org.", qtype: dns.TypeA},
@@ -147,6 +154,34 @@ func TestFastRateLimited(t *testing.T) {
 	}
 	if sent > 1 || slipped == 0 || dropped == 0 {
 		t.Errorf("sent %d, slipped %d, dropped %d; want at most 1 sent and both others", sent, slipped, dropped)
+	}
+}
+
+// A slipped reply from bytes is the one ServeDNS slips: its question, and
+// with EDNS the query's OPT handed back.
+func TestFastSlipAsServeDNS(t *testing.T) {
+	t.Parallel()
+	for _, qname := range []string{"abc.example.org.", "nope.example.org."} {
+		for _, edns := range []bool{false, true} {
+			q, raw := fastQuery(t, qname, dns.TypeA, edns, edns, true, false)
+			slow, fast := fixture(t), fixture(t)
+			slow.rrl, fast.rrl = newRRL(1, 0, 0, 1), newRRL(1, 0, 0, 1)
+			serve(slow, q)
+			a := fastOf(fast, map[string]bool{"example.org.": true})
+			serve(fast, q) // keeps the bytes, and spends the allowance
+			w := serve(slow, q)
+			got, _ := a.Answer(nil, raw, netip.MustParseAddrPort("10.240.0.1:40212")) // test.ResponseWriter's client
+			want := w.wire
+			if want == nil {
+				want, _ = w.msg.Pack()
+			}
+			if m := new(dns.Msg); m.Unpack(want) != nil || !m.Truncated {
+				t.Fatalf("%s, EDNS %v: ServeDNS did not slip: %x", qname, edns, want)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s, EDNS %v: fast_udp slipped\n%x\nServeDNS\n%x", qname, edns, got, want)
+			}
+		}
 	}
 }
 

@@ -131,7 +131,7 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 		switch {
 		case n != nil:
 			h.keepWire(r, m, z, n, h.wireUntil(n))
-		case h.fast != nil && qname != z.name:
+		case h.fast.on() && qname != z.name:
 			h.keepDenial(r, m, z)
 		}
 	}

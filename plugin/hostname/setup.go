@@ -75,6 +75,10 @@ func setup(c *caddy.Controller) error {
 			h.fast.checked.Store(true)
 			return nil
 		})
+		// A reload hands the address to the new instance's sockets: these
+		// close first, and open again if the new instance fails to start.
+		c.OnRestart(func() error { h.stopFast(); return nil })
+		c.OnRestartFailed(func() error { h.reopenFast(); return nil })
 		c.OnShutdown(func() error { h.stopFast(); return nil })
 	}
 	dnsserver.GetConfig(c).AddPlugin(func(next plugin.Handler) plugin.Handler {

@@ -76,7 +76,9 @@ func wireFlags(r *dns.Msg) (uint8, bool) {
 		return 0, true
 	case 1:
 		o, ok := r.Extra[0].(*dns.OPT)
-		if !ok || o.Version() != 0 {
+		// A flag besides DO in the OPT's high octet is echoed in the
+		// answer (request.SizeAndDo keeps that octet): not every client's.
+		if !ok || o.Version() != 0 || o.Hdr.Ttl&0x7f00 != 0 {
 			return 0, false
 		}
 		if o.Do() {

@@ -20,8 +20,9 @@ type datagram struct {
 	addr *net.UDPAddr
 }
 
-// queued bounds the datagrams waiting for the full server: past it they
-// are dropped, as a full socket buffer drops them.
+// queued bounds the datagrams waiting for the full server (it starts a
+// goroutine for each as soon as it reads it, so they wait only for that):
+// past it they are dropped, as a full socket buffer drops them.
 const queued = 1024
 
 func newQueue(c *net.UDPConn) *queue { return &queue{c: c, in: make(chan datagram, queued)} }

@@ -21,6 +21,7 @@ import (
 	"runtime"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/miekg/dns"
 	"golang.org/x/net/bpf"
@@ -59,8 +60,7 @@ type Config struct {
 // batch is how many datagrams one system call reads or writes at most.
 const batch = 32
 
-// readSize bounds a query read: larger ones arrive cut short and are
-// answered FORMERR by the full server.
+// readSize bounds a query read, and an answer from bytes.
 const readSize = 4096
 
 // Server is the sockets Listen opened.
@@ -97,7 +97,9 @@ func Listen(cfg Config) (*Server, error) {
 	}
 	for _, c := range s.conns {
 		q := newQueue(c)
-		srv := &dns.Server{PacketConn: q, Net: "udp", Handler: cfg.Full, UDPSize: readSize,
+		// miekg's default read size, as CoreDNS's server has it: a query
+		// is read as on the server's own socket.
+		srv := &dns.Server{PacketConn: q, Net: "udp", Handler: cfg.Full,
 			TsigSecret: cfg.TsigSecret, MsgAcceptFunc: cfg.MsgAcceptFunc}
 		s.full = append(s.full, srv)
 		s.wg.Add(2)
@@ -107,13 +109,25 @@ func Listen(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// Close closes the sockets and waits for their goroutines.
+// shutdownTimeout bounds how long Close waits for the full server's
+// queries in flight, as CoreDNS bounds its own servers' shutdown.
+const shutdownTimeout = 5 * time.Second
+
+// Close takes the filter off the address's sockets (the server's own get
+// its datagrams again), closes the sockets and waits for their goroutines.
 func (s *Server) Close() error {
+	if len(s.conns) > 0 {
+		if raw, err := s.conns[0].SyscallConn(); err == nil {
+			raw.Control(func(fd uintptr) { unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_DETACH_REUSEPORT_BPF, 0) })
+		}
+	}
 	for _, c := range s.conns {
 		c.Close()
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
 	for _, f := range s.full {
-		f.Shutdown()
+		f.ShutdownContext(ctx)
 	}
 	s.wg.Wait()
 	return nil
@@ -188,11 +202,11 @@ func serve(c *net.UDPConn, a Answerer, full *queue) {
 		k := 0
 		for _, m := range in[:n] {
 			ua, ok := m.Addr.(*net.UDPAddr)
-			if !ok {
-				continue
+			if !ok || ua.Port == 0 {
+				continue // no answer can reach port 0
 			}
 			q := m.Buffers[0][:m.N]
-			ans, drop := a.Answer(bufs[k][:0], q, ua.AddrPort())
+			ans, drop := answer(a, bufs[k][:0], q, ua.AddrPort())
 			switch {
 			case ans != nil:
 				out[k].Buffers[0], out[k].Addr = ans, ua
@@ -203,10 +217,22 @@ func serve(c *net.UDPConn, a Answerer, full *queue) {
 		}
 		for sent := 0; sent < k; {
 			w, err := pc.WriteBatch(out[sent:k], 0)
-			if err != nil {
-				break // a datagram lost, as a sendmsg that fails
-			}
 			sent += w
+			if err != nil {
+				sent++ // that one is lost, as a sendmsg that fails; not the rest
+			}
 		}
 	}
+}
+
+// answer is a.Answer, and nil (the full server's to answer, which
+// recovers as CoreDNS does) when it panics: one query never stops the
+// socket.
+func answer(a Answerer, buf, q []byte, client netip.AddrPort) (ans []byte, drop bool) {
+	defer func() {
+		if recover() != nil {
+			ans, drop = nil, false
+		}
+	}()
+	return a.Answer(buf, q, client)
 }
