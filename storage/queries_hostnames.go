@@ -59,10 +59,15 @@ func (q Queries) LockHostnameByLabel(ctx context.Context, domainID, label string
 		return q.HostnameByLabel(ctx, domainID, label)
 	}
 	h := new(Hostname)
-	err := q.db.NewSelect().Model(h).Where("domain_id = ? AND label = ? AND status <> ?", domainID, label, StatusReleased).
-		For("UPDATE").Scan(ctx)
-	return h, mapErr(err)
+	return h, mapErr(q.execute(lockHostnameByLabel, domainID, label, StatusReleased).Scan(ctx, h))
 }
+
+// Prepared: DNS UPDATE reads each name of a message so, a mint's first
+// statement.
+var lockHostnameByLabel = newPGStatement("lock_hostname_by_label", func(db *bun.DB) string {
+	return db.NewSelect().Model((*Hostname)(nil)).Where("hostname.domain_id = $1 AND hostname.label = $2 AND hostname.status <> $3").
+		For("UPDATE").String()
+})
 
 // HostnameByLabel reads the hostname that holds label on a domain and is
 // not released: at most one does (the hostnames_label index), and that
