@@ -26,7 +26,8 @@ func (sc scrape) family(name string) float64 {
 // from the plugin's own sockets (CoreDNS's request counter stands still
 // while the plugin's answers grow), exactly as before; what they cannot
 // answer (an UPDATE over UDP signed with TSIG) reaches the server with its
-// signature checked and its answer signed; a change is answered at once.
+// signature checked and its answer signed; after a reload the new
+// instance's sockets answer; a change is answered at once.
 func TestFastUDP(t *testing.T) {
 	t.Parallel()
 	o := updateOptions(t, storage.SQLite, 1)
@@ -37,12 +38,43 @@ func TestFastUDP(t *testing.T) {
 	h := s.must(201, "POST", "/api/v1/hostnames", key, map[string]any{"ip": "198.41.0.4"})
 	name := h.str("hostname")
 	s.resolves(name, dns.TypeA, "198.41.0.4")
-	eventually(t, 5*time.Second, func() bool { return strings.Contains(n.p.output(), "fast_udp: "+s.dnsAddr) },
+	eventually(t, 5*time.Second, func() bool { return strings.Contains(n.p.output(), "fast_udp: "+s.dnsAddr+" answered") },
 		"fast_udp never started:\n%s", n.p.output())
 
+	fromBytes(t, n, name, 200)
+
+	// An UPDATE over UDP (knsupdate's default) goes to the server as it
+	// came: its signature checked, the answer signed. The new key reloads
+	// the server, and the new instance takes the address with its own
+	// sockets.
+	k := s.tsig("/api/admin/accounts/"+acct+"/tsig-keys", s.admin, nil)
+	if out, ok := s.knsupdate(k, "zone example.org.\nupdate add fast.example.org. 60 A 93.184.215.14"); !ok {
+		t.Fatalf("knsupdate over UDP:\n%s", out)
+	}
+	s.resolves("fast.example.org", dns.TypeA, "93.184.215.14")
+	k.secret = strings.Repeat("A", 43) + "="
+	if out, ok := s.knsupdate(k, "zone example.org.\nupdate add forged.example.org. 60 A 93.184.215.14"); ok || !strings.Contains(out, "BADSIG") {
+		t.Errorf("knsupdate with a wrong secret: ok=%v\n%s", ok, out)
+	}
+	s.resolves("forged.example.org", dns.TypeA, "NXDOMAIN")
+	eventually(t, 5*time.Second, func() bool { return strings.Count(n.p.output(), "fast_udp: "+s.dnsAddr+" answered") >= 2 },
+		"fast_udp did not start again after the reload:\n%s", n.p.output())
+	fromBytes(t, n, name, 100)
+
+	// A change is answered at once, from the sockets that kept its bytes.
+	s.must(200, "PUT", "/api/v1/hostnames/"+h.str("id"), key, map[string]any{"ip": "198.41.0.6"})
+	s.resolves(name, dns.TypeA, "198.41.0.6")
+}
+
+// fromBytes sends queries over UDP for name (which answers 198.41.0.4)
+// and for missing names, in both cases, with and without EDNS and DO:
+// each answered as the plugin answers, and nearly none counted by
+// CoreDNS's server (the fast sockets answered them).
+func fromBytes(t *testing.T, n *metricsNode, name string, queries int) {
+	t.Helper()
+	s := n.server
 	before := n.scrape(t)
 	c := &dns.Client{Net: "udp", Timeout: 2 * time.Second}
-	const queries = 200
 	for i := range queries {
 		m := new(dns.Msg)
 		qname, missing := dns.Fqdn(name), i%4 == 3
@@ -76,27 +108,10 @@ func TestFastUDP(t *testing.T) {
 	answered, _ := after.get("answers_total")
 	answeredBefore, _ := before.get("answers_total")
 	requests := after.family("coredns_dns_requests_total") - before.family("coredns_dns_requests_total")
-	if answered-answeredBefore < queries || requests > queries/10 {
+	if answered-answeredBefore < float64(queries) || requests > float64(queries)/10 {
 		t.Errorf("the plugin answered %v and CoreDNS's server counted %v of %d queries; want all answered, nearly none through the server",
 			answered-answeredBefore, requests, queries)
 	}
-
-	// An UPDATE over UDP (knsupdate's default) goes to the server as it
-	// came: its signature checked, the answer signed.
-	k := s.tsig("/api/admin/accounts/"+acct+"/tsig-keys", s.admin, nil)
-	if out, ok := s.knsupdate(k, "zone example.org.\nupdate add fast.example.org. 60 A 93.184.215.14"); !ok {
-		t.Fatalf("knsupdate over UDP:\n%s", out)
-	}
-	s.resolves("fast.example.org", dns.TypeA, "93.184.215.14")
-	k.secret = strings.Repeat("A", 43) + "="
-	if out, ok := s.knsupdate(k, "zone example.org.\nupdate add forged.example.org. 60 A 93.184.215.14"); ok || !strings.Contains(out, "BADSIG") {
-		t.Errorf("knsupdate with a wrong secret: ok=%v\n%s", ok, out)
-	}
-	s.resolves("forged.example.org", dns.TypeA, "NXDOMAIN")
-
-	// A change is answered at once, from the sockets that kept its bytes.
-	s.must(200, "PUT", "/api/v1/hostnames/"+h.str("id"), key, map[string]any{"ip": "198.41.0.6"})
-	s.resolves(name, dns.TypeA, "198.41.0.6")
 }
 
 // A block whose log plugin must see every query keeps fast_udp off, says
@@ -110,7 +125,7 @@ func TestFastUDPOffBehindLog(t *testing.T) {
 	s.resolves(name, dns.TypeA, "198.41.0.4")
 	s.resolves("missing.example.org", dns.TypeA, "NXDOMAIN")
 	out := p.output()
-	if !strings.Contains(out, "fast_udp is off: the log plugin comes before hostname") || strings.Contains(out, "fast_udp: "+s.dnsAddr) {
+	if !strings.Contains(out, "fast_udp is off: the log plugin comes before hostname") || strings.Contains(out, "fast_udp: "+s.dnsAddr+" answered") {
 		t.Errorf("want fast_udp off because of log:\n%s", out)
 	}
 	if !strings.Contains(out, name) {
