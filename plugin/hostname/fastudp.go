@@ -31,7 +31,6 @@ type fastUDP struct {
 	// start-up, when the block's plugins exist; checked says it is.
 	blocked string
 	checked atomic.Bool
-	conf    *dnsserver.Config // this block's
 
 	mu      sync.Mutex
 	seen    sync.Map // *dnsserver.Server -> struct{}: started, or never to be
@@ -43,9 +42,9 @@ type fastUDP struct {
 // being bypassed by an answer from bytes: they never act on a plain IN
 // query without EDNS options or TSIG of a type fromBytes takes, the only
 // kind answered so (transfer takes AXFR and IXFR, chaos the CH class, nsid
-// an NSID option, any the type ANY, errors what a plugin returns). prometheus is let through too: its per-request
-// counters miss answers from bytes, which the README says; the plugin's own
-// count them all.
+// an NSID option, any the type ANY, errors what a plugin returns).
+// prometheus is let through too: its per-request counters miss answers
+// from bytes, which the README says; the plugin's own count them all.
 var passesQueries = []string{"transfer", "chaos", "nsid", "any", "errors", "cancel", "prometheus"}
 
 // fastBlocker is the first plugin of conf's chain, before this one, that an
@@ -229,9 +228,9 @@ type fastAnswerer struct {
 }
 
 // Answer implements udpbatch.Answerer: the answer ServeDNS would send, for
-// a name whose answer is kept as bytes (serveWire) or a name that does not
-// exist in an unsigned answer; nil for every other query, which the CoreDNS
-// server then answers.
+// a name whose answer is kept as bytes (serveWire), a name that does not
+// exist (the zone's NXDOMAIN, or with DO in a signed zone the denial kept
+// for it); nil for every other query, which the CoreDNS server answers.
 func (a *fastAnswerer) Answer(buf, q []byte, client netip.AddrPort) ([]byte, bool) {
 	h := a.h
 	var nb [256]byte

@@ -68,7 +68,7 @@ func setup(c *caddy.Controller) error {
 	if h.fast != nil {
 		c.OnStartup(func() error {
 			conf := dnsserver.GetConfig(c)
-			h.cfg.numSockets, h.fast.conf = conf.NumSockets, conf
+			h.cfg.numSockets = conf.NumSockets
 			if h.fast.blocked = fastBlocker(conf); h.fast.blocked != "" {
 				log.Warningf("fast_udp is off: the %s plugin comes before hostname and must see every query", h.fast.blocked)
 			}
