@@ -23,6 +23,7 @@ FUZZMINIMIZETIME=${FUZZMINIMIZETIME:-5s}
 targets=(
 	"./plugin/hostname FuzzServeDNS"
 	"./plugin/hostname FuzzParseCorefile"
+	"./plugin/hostname FuzzFastAnswer"
 	"./adminapi FuzzRequestBody"
 	"./adminapi FuzzACMEUpdate"
 	"./addrclass FuzzParse"
