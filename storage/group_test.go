@@ -146,13 +146,16 @@ func TestWriteGroupedPartsHold(t *testing.T) {
 		for i, fn := range []func(ctx context.Context, tx *storage.Tx) error{
 			func(ctx context.Context, tx *storage.Tx) error { return insert(ctx, tx, "first") },
 			func(ctx context.Context, tx *storage.Tx) error {
-				time.Sleep(150 * time.Millisecond) // its caller leaves meanwhile
+				time.Sleep(time.Second) // its caller leaves meanwhile
 				return insert(ctx, tx, "left")
 			},
 			func(ctx context.Context, tx *storage.Tx) error { panic("a bug in a rule") },
 		} {
 			wg.Add(1)
-			ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+			// Time for the batch to begin on a loaded machine (a caller
+			// whose deadline passes before its write begins is told so),
+			// and to leave while its part runs.
+			ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
 			if i != 1 { // only the second caller leaves
 				ctx, cancel = context.WithCancel(t.Context())
 			}
