@@ -120,7 +120,25 @@ func (s *Service) Create(ctx context.Context, p *access.Principal, in CreateInpu
 	var h *storage.Hostname
 	err = s.writeAccount(ctx, p.AccountID, func(ctx context.Context, tx *storage.Tx) error {
 		h = nil
-		acct, err := tx.LockAccount(ctx, p.AccountID)
+		var (
+			acct  *storage.Account
+			dom   *storage.Domain
+			label = c.label
+			known *storage.LabelState // the label's use on dom, when read with it
+			err   error
+		)
+		if s.profile.PlanGates() {
+			if label == "" {
+				label = s.drawOpaque()
+			}
+			// The pool domain (not acme-dns registrations' domain, when it is
+			// a domain) is read with the account's lock: one round trip.
+			var st storage.LabelState
+			acct, dom, st, err = tx.LockAccountInPool(ctx, p.AccountID, label, s.cfg.ACMEDNS)
+			known = &st
+		} else {
+			acct, err = tx.LockAccount(ctx, p.AccountID)
+		}
 		if err != nil {
 			return err
 		}
@@ -128,20 +146,12 @@ func (s *Service) Create(ctx context.Context, p *access.Principal, in CreateInpu
 		if err := accounts.CheckOpen(acct, now); err != nil {
 			return err // suspended since its key was checked
 		}
-		var (
-			dom   *storage.Domain
-			label = c.label
-			known *storage.LabelState // the label's use, when read with the domain
-		)
 		if s.profile.PlanGates() {
 			if err := s.checkPlan(acct, c); err != nil {
 				return err
 			}
-			if label == "" {
-				label = s.drawOpaque()
-			}
-			if dom, known, err = s.poolDomain(ctx, tx, label); err != nil {
-				return err
+			if dom == nil {
+				return noDomain()
 			}
 		} else {
 			if !acct.Billing {
@@ -223,17 +233,6 @@ func (s *Service) checkCap(ctx context.Context, tx *storage.Tx, acct *storage.Ac
 	}
 	// Not a matter of time: retrying in a minute only helps if one is released.
 	return ratelimit.Refuse(apierror.RateLimited("active-hostname cap reached: %d of %d; release one first", held-expired, c), time.Minute)
-}
-
-// poolDomain is the domain profile-1 names are minted on: the oldest active
-// domain that belongs to no account; it is read with label's use there.
-func (s *Service) poolDomain(ctx context.Context, tx *storage.Tx, label string) (*storage.Domain, *storage.LabelState, error) {
-	// Not the domain of acme-dns registrations, when it is a domain.
-	d, st, err := tx.PoolDomainFor(ctx, label, s.cfg.ACMEDNS)
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil, nil, noDomain()
-	}
-	return d, &st, err
 }
 
 func noDomain() error {

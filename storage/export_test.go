@@ -83,3 +83,16 @@ func (t *Tx) Flush(ctx context.Context) error { return t.flush(ctx) }
 // Batches is how many batches of more than one write WriteGrouped has
 // committed together.
 func (s *Store) Batches() int64 { return s.groups.batches.Load() }
+
+// ExecWithNext runs q (no arguments) in t marked to go with the next
+// statement (pgconn.go).
+func (t *Tx) ExecWithNext(ctx context.Context, q string) error {
+	_, err := t.tx.ExecContext(ctx, withNext(q))
+	return mapErr(err)
+}
+
+// ExecTx runs q (no arguments) in t.
+func (t *Tx) ExecTx(ctx context.Context, q string) error {
+	_, err := t.tx.ExecContext(ctx, q)
+	return mapErr(err)
+}

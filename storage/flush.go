@@ -23,8 +23,14 @@ func (t *Tx) InsertLater(kind, id string, model any) {
 
 // insertLater writes the inserts InsertLater put off, now.
 func (t *Tx) insertLater(ctx context.Context) error {
+	return t.insertLaterWith(ctx, "")
+}
+
+// insertLaterWith is insertLater with comment on each insert (withNext's
+// mark sends them with the next statement, pgconn.go).
+func (t *Tx) insertLaterWith(ctx context.Context, comment string) error {
 	for _, m := range t.later {
-		if _, err := t.tx.NewInsert().Model(m).Exec(ctx); err != nil {
+		if _, err := t.tx.NewInsert().Model(m).Comment(comment).Exec(ctx); err != nil {
 			return mapErr(err)
 		}
 	}

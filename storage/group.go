@@ -254,7 +254,8 @@ var errBatchBroken = errors.New("storage: the batch's transaction broke")
 // transaction itself failed (its savepoint could not be set or restored).
 func (t *Tx) part(ctx context.Context, p *groupPart, i int) (err, broken error) {
 	sp := fmt.Sprintf("part%d", i)
-	if _, err := t.tx.ExecContext(ctx, "SAVEPOINT "+sp); err != nil {
+	// Sent with the part's first statement (pgconn.go): a round trip less.
+	if _, err := t.tx.ExecContext(context.WithValue(ctx, uncounted{}, true), withNext("SAVEPOINT "+sp)); err != nil {
 		return nil, err
 	}
 	pctx, cancel := context.WithDeadline(context.WithoutCancel(p.ctx), deadline(ctx))
@@ -262,8 +263,8 @@ func (t *Tx) part(ctx context.Context, p *groupPart, i int) (err, broken error) 
 	changes, changed, charges := len(t.changes), maps.Clone(t.changed), slices.Clone(t.charges)
 	t.created, t.touched, t.noAudit = "", "", false
 	err = runPart(p, pctx, t)
-	if err == nil {
-		err = t.insertLater(pctx)
+	if err == nil { // sent with the next part's first statement (pgconn.go)
+		err = t.insertLaterWith(context.WithValue(pctx, uncounted{}, true), withNextComment)
 	}
 	if err != nil {
 		t.later = nil

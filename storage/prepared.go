@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -87,13 +88,43 @@ func (c *preparing) Connect(ctx context.Context) (driver.Conn, error) {
 			return nil, err
 		}
 	}
-	return conn, nil
+	return wrapPQ(conn), nil
 }
 
 // execute is the call of s with args, to be run or scanned like any bun
 // query (and counted like one).
 func (q Queries) execute(s *pgStatement, args ...any) *bun.RawQuery {
 	return q.db.NewRaw(s.call, args...)
+}
+
+// executeBoth runs a with aArgs and then b with bArgs in one round trip
+// (one simple query holds both) and scans the row each returns into aDest
+// and bDest; found tells which returned one. For reads a write needs
+// together before anything else, while its account's other writes wait.
+func (q Queries) executeBoth(ctx context.Context, a *pgStatement, aArgs []any, aDest any, b *pgStatement, bArgs []any, bDest any) (found [2]bool, err error) {
+	rows, err := q.db.QueryContext(ctx, a.call+"; "+b.call, append(slices.Clip(aArgs), bArgs...)...)
+	if err != nil {
+		return found, err
+	}
+	defer rows.Close()
+	db := q.db.NewSelect().DB()
+	for i, dest := range []any{aDest, bDest} {
+		if i == 1 && !rows.NextResultSet() {
+			break
+		}
+		if rows.Next() {
+			if err := db.ScanRow(ctx, rows, dest); err != nil {
+				return found, err
+			}
+			found[i] = true
+		}
+		for rows.Next() { // a row past the first: not ours to read
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return found, err
+	}
+	return found, rows.Close()
 }
 
 // setAll is the SET list of an UPDATE of every column of model's table but

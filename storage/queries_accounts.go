@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"errors"
 
 	"github.com/uptrace/bun"
 )
@@ -41,6 +42,35 @@ func (q Queries) LockAccount(ctx context.Context, id string) (*Account, error) {
 		return a, mapErr(q.execute(lockAccount, id).Scan(ctx, a))
 	}
 	return a, mapErr(q.db.NewSelect().Model(a).Where("id = ?", id).Scan(ctx))
+}
+
+// LockAccountInPool is LockAccount and PoolDomainFor in one round trip on
+// PostgreSQL: a [P1] create needs both before anything else, while the
+// account's other creates wait (see group.go). The domain is nil when no
+// pool domain is active.
+func (q Queries) LockAccountInPool(ctx context.Context, id, label, except string) (*Account, *Domain, LabelState, error) {
+	if q.dialect != Postgres {
+		a, err := q.LockAccount(ctx, id)
+		if err != nil {
+			return nil, nil, LabelState{}, err
+		}
+		d, st, err := q.PoolDomainFor(ctx, label, except)
+		if errors.Is(err, ErrNotFound) {
+			return a, nil, LabelState{}, nil
+		}
+		return a, d, st, err
+	}
+	a, row := new(Account), new(poolDomainRow)
+	found, err := q.executeBoth(ctx, lockAccount, []any{id}, a, poolDomainFor, []any{label, except}, row)
+	switch {
+	case err != nil:
+		return nil, nil, LabelState{}, mapErr(err)
+	case !found[0]:
+		return nil, nil, LabelState{}, ErrNotFound
+	case !found[1]:
+		return a, nil, LabelState{}, nil
+	}
+	return a, &row.Domain, row.state(), nil
 }
 
 var (

@@ -57,13 +57,17 @@ func (q Queries) PoolDomainFor(ctx context.Context, label, except string) (*Doma
 	if err != nil {
 		return nil, LabelState{}, mapErr(err)
 	}
-	return &row.Domain, LabelState{Held: row.HeldBy.Valid, RetiredBy: row.RetiredBy.String, Retired: row.RetiredBy.Valid}, nil
+	return &row.Domain, row.state(), nil
 }
 
 type poolDomainRow struct {
 	Domain    `bun:",extend"`
 	HeldBy    sql.NullString `bun:"held_by"`
 	RetiredBy sql.NullString `bun:"retired_by"`
+}
+
+func (r *poolDomainRow) state() LabelState {
+	return LabelState{Held: r.HeldBy.Valid, RetiredBy: r.RetiredBy.String, Retired: r.RetiredBy.Valid}
 }
 
 // poolDomainQuery is PoolDomainFor's query for label, which may be a
