@@ -133,9 +133,7 @@ func (s *Service) setAddrs(ctx context.Context, p *access.Principal, id string, 
 			}
 		}
 		repoint(h, addrs, "", 0, now)
-		if err := tx.UpdateHostname(ctx, h); err != nil {
-			return err
-		}
+		tx.UpdateHostnameLater(h)
 		return tx.Changed(ctx, storage.KindHostname, h.ID)
 	})
 	if err != nil {

@@ -232,9 +232,7 @@ func (s *Service) touch(ctx context.Context, tx *storage.Tx, acct *account, h *s
 	}
 	ratelimit.Charge(tx, h.AccountID, updatesOf(s.Cap(&storage.Account{Plan: h.AccountPlan, Cap: h.AccountCap})), now)
 	h.Status, h.ExpiresAt, h.UpdatedAt = storage.StatusLive, s.expiry(now), now.UnixMilli()
-	if err := tx.UpdateHostname(ctx, h); err != nil {
-		return err
-	}
+	tx.UpdateHostnameLater(h) // the write's last statement: no round trip of its own
 	return tx.Changed(ctx, storage.KindHostname, h.ID)
 }
 

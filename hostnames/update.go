@@ -107,9 +107,7 @@ func (s *Service) Update(ctx context.Context, p *access.Principal, id string, in
 			refreshAt = now.Add(answer.TTL).UnixMilli()
 		}
 		repoint(h, addrs, target, refreshAt, now)
-		if err := tx.UpdateHostname(ctx, h); err != nil {
-			return err
-		}
+		tx.UpdateHostnameLater(h)
 		return tx.Changed(ctx, storage.KindHostname, h.ID)
 	})
 }

@@ -17,20 +17,53 @@ import (
 // transaction can read the row before then: it suits the last insert of a
 // write, whose checks are done.
 func (t *Tx) InsertLater(kind, id string, model any) {
-	t.later = append(t.later, model)
+	t.later = append(t.later, laterWrite{insert: model})
 	t.made(kind, id)
 }
 
-// insertLater writes the inserts InsertLater put off, now.
+// UpdateHostnameLater queues UpdateHostname(h), with h as it is then, for
+// the end of the transaction, as InsertLater queues an insert: it suits a
+// write's last change of the row, whose checks are done. On PostgreSQL it
+// is sent with the statement that follows, so it costs no round trip.
+func (t *Tx) UpdateHostnameLater(h *Hostname) {
+	t.later = append(t.later, laterWrite{update: h})
+}
+
+// laterWrite is a write InsertLater or UpdateHostnameLater put off.
+type laterWrite struct {
+	insert any       // a row to insert
+	update *Hostname // or a hostname to update
+}
+
+// updateAfterInsert tells whether an update follows an insert in ws.
+func updateAfterInsert(ws []laterWrite) bool {
+	inserted := false
+	for _, w := range ws {
+		if w.update != nil && inserted {
+			return true
+		}
+		inserted = inserted || w.update == nil
+	}
+	return false
+}
+
+// insertLater writes the rows InsertLater and UpdateHostnameLater put
+// off, now.
 func (t *Tx) insertLater(ctx context.Context) error {
 	return t.insertLaterWith(ctx, "")
 }
 
-// insertLaterWith is insertLater with comment on each insert (withNext's
+// insertLaterWith is insertLater with comment on each statement (withNext's
 // mark sends them with the next statement, pgconn.go).
 func (t *Tx) insertLaterWith(ctx context.Context, comment string) error {
-	for _, m := range t.later {
-		if _, err := t.tx.NewInsert().Model(m).Comment(comment).Exec(ctx); err != nil {
+	for _, w := range t.later {
+		var err error
+		if w.update != nil {
+			err = t.updateHostname(ctx, w.update, comment)
+		} else {
+			_, err = t.tx.NewInsert().Model(w.insert).Comment(comment).Exec(ctx)
+		}
+		if err != nil {
 			return mapErr(err)
 		}
 	}
@@ -48,8 +81,21 @@ func (t *Tx) flush(ctx context.Context) error {
 		parts      []bun.Query
 		cIdx, aIdx = -1, -1
 	)
-	for _, m := range t.later {
-		parts = append(parts, t.tx.NewInsert().Model(m))
+	if updateAfterInsert(t.later) { // perhaps of that row: in their order, now
+		if err := t.insertLater(ctx); err != nil {
+			return err
+		}
+	}
+	for _, w := range t.later {
+		if w.update == nil {
+			parts = append(parts, t.tx.NewInsert().Model(w.insert))
+			continue
+		}
+		// On PostgreSQL sent with the statement below (a prepared UPDATE
+		// cannot be one of its parts).
+		if err := t.updateHostname(context.WithValue(ctx, uncounted{}, true), w.update, withNextComment); err != nil {
+			return mapErr(err)
+		}
 	}
 	t.later = nil
 	changes := t.changes[t.flushed:]

@@ -91,12 +91,21 @@ func (q Queries) HostnamesByID(ctx context.Context, ids []string) ([]Hostname, e
 
 // UpdateHostname writes every column of h.
 func (q Queries) UpdateHostname(ctx context.Context, h *Hostname) error {
+	return mapErr(q.updateHostname(ctx, h, ""))
+}
+
+// updateHostname is UpdateHostname with comment on its statement.
+func (q Queries) updateHostname(ctx context.Context, h *Hostname, comment string) error {
 	if q.dialect == Postgres {
-		_, err := q.execute(updateHostname, rowArgs(q.db, h)...).Exec(ctx)
-		return mapErr(err)
+		call := updateHostname.call
+		if comment != "" {
+			call = "/* " + comment + " */ " + call
+		}
+		_, err := q.db.NewRaw(call, rowArgs(q.db, h)...).Exec(ctx)
+		return err
 	}
-	_, err := q.db.NewUpdate().Model(h).WherePK().Exec(ctx)
-	return mapErr(err)
+	_, err := q.db.NewUpdate().Model(h).WherePK().Comment(comment).Exec(ctx)
+	return err
 }
 
 var updateHostname = newPGStatement("update_hostname", func(db *bun.DB) string {

@@ -231,7 +231,7 @@ type Tx struct {
 	Queries
 	tx         bun.Tx
 	last       int64
-	later      []any           // rows to insert when fn is done (InsertLater)
+	later      []laterWrite    // rows to write when fn is done (InsertLater, UpdateHostnameLater)
 	charges    []charge        // token buckets to charge when fn is done (ChargeLater)
 	partAudits []partAudit     // the audit entries of a batch's parts (WriteGrouped)
 	changes    []Change        // appended to the feed when fn is done
