@@ -12,7 +12,7 @@ import (
 // A statement marked to go with the next one runs, on PostgreSQL, with
 // the next statement of its transaction, or before its commit; it is
 // dropped by a rollback. Either way the transaction's outcome is the one
-// of running it at once, as SQLite does.
+// of running it at once, as SQLite does. So is a transaction's BEGIN.
 func TestWithNext(t *testing.T) {
 	insert := func(id string) string {
 		return "INSERT INTO accounts (id, name, plan, created_at) VALUES ('" + id + "', 'x', 'free', 1)"
@@ -57,6 +57,15 @@ func TestWithNext(t *testing.T) {
 			}
 			return tx.ExecWithNext(ctx, insert("taken"))
 		}, storage.ErrConflict, []string{"taken"}},
+		// BEGIN goes with the first statement too: a transaction that sends
+		// none has nothing to end, and one that failed sent its first
+		// statement inside the transaction ("failing before the commit").
+		{"no statement", func(ctx context.Context, tx *storage.Tx) error {
+			return nil
+		}, nil, []string{"taken"}},
+		{"refused before any statement", func(ctx context.Context, tx *storage.Tx) error {
+			return refused
+		}, refused, []string{"taken"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

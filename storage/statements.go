@@ -11,7 +11,10 @@ import (
 // (BEGIN and COMMIT included) on a caller's behalf: the round trips a
 // benchmark or a test holds a write path to. The NOTIFY that announces
 // commits is left out: one goroutine sends it after the fact, one for any
-// number of commits that land while the previous one is in flight.
+// number of commits that land while the previous one is in flight. So are
+// the statements that go with the next one (pgconn.go); on PostgreSQL a
+// transaction's BEGIN does too, so there it counts one more than the
+// round trips.
 func (s *Store) CountStatements() *atomic.Int64 {
 	n := new(atomic.Int64)
 	s.db.AddQueryHook(statementCounter{n})
