@@ -22,7 +22,9 @@ import (
 type zoneState struct {
 	u     *Updater
 	dom   *storage.Domain
+	tx    *storage.Tx
 	q     storage.Queries
+	p     *access.Principal // who sends the message
 	names map[string]*node
 	order []string // names in the order first touched, for commit
 }
@@ -86,6 +88,16 @@ func rdata(rr dns.RR) string {
 	return strings.ToLower(s)
 }
 
+// lockLabel reads the hostname that holds n's label: through the rule a
+// mint of it goes through, which reads ahead what the mint needs
+// (hostnames.LockLabel), when n is a hostname's own name.
+func (z *zoneState) lockLabel(ctx context.Context, n *node) (*storage.Hostname, error) {
+	if n.kind == kindHostname {
+		return z.u.rules.Lifecycle.LockLabel(ctx, z.tx, z.p, z.dom, n.label)
+	}
+	return z.q.LockHostnameByLabel(ctx, z.dom.ID, n.label)
+}
+
 // at reads (once) the node at name.
 func (z *zoneState) at(ctx context.Context, name string) (*node, error) {
 	name = lower(name)
@@ -107,7 +119,7 @@ func (z *zoneState) at(ctx context.Context, name string) (*node, error) {
 		n.kind, n.label = kindRecords, labels[len(labels)-1]
 	}
 	if n.label != "" {
-		h, err := z.q.LockHostnameByLabel(ctx, z.dom.ID, n.label)
+		h, err := z.lockLabel(ctx, n)
 		switch {
 		case errors.Is(err, storage.ErrNotFound):
 		case err != nil:

@@ -88,7 +88,7 @@ func (u *Updater) apply(ctx context.Context, p *access.Principal, zone string, r
 	}
 	// The account's other writes (API or UPDATE) share their commits.
 	err = u.store.WriteAllGrouped(ctx, "account:"+p.AccountID, func(ctx context.Context, tx *storage.Tx) error {
-		z := &zoneState{u: u, dom: dom, q: tx.Queries, names: map[string]*node{}}
+		z := &zoneState{u: u, dom: dom, tx: tx, q: tx.Queries, p: p, names: map[string]*node{}}
 		if err := z.readAll(ctx, r); err != nil {
 			return err
 		}

@@ -206,6 +206,17 @@ func (s *Service) Create(ctx context.Context, p *access.Principal, in CreateInpu
 	return h, err
 }
 
+// LockLabel reads, for a write, the hostname that holds label on dom
+// (storage.ErrNotFound: none), as DNS UPDATE reads each name it is sent.
+// [P1] When none holds it, the same round trip reads what Create reads to
+// mint it for p, so a mint that follows reads nothing more.
+func (s *Service) LockLabel(ctx context.Context, tx *storage.Tx, p *access.Principal, dom *storage.Domain, label string) (*storage.Hostname, error) {
+	if s.profile.PlanGates() {
+		return tx.LockHostnameByLabelFor(ctx, dom.ID, label, p.AccountID, s.cfg.ACMEDNS)
+	}
+	return tx.LockHostnameByLabel(ctx, dom.ID, label)
+}
+
 // checkPlan applies profile 1's plan gates.
 func (s *Service) checkPlan(acct *storage.Account, c *created) error {
 	if c.addr.class == addrclass.Private && !plans.PrivateAddresses(acct.Plan) {

@@ -57,7 +57,11 @@ type pgConn struct {
 	pqConn
 	kept      string // statements to send before the next one, each ending "; "
 	beginKept bool   // kept starts with the transaction's BEGIN
+	sent      uint64 // statements sent or kept so far (see Tx.remember)
 }
+
+// connOf, in the context a transaction begins with, learns its connection.
+type connOf struct{ c *pgConn }
 
 // begin starts a read-write transaction with the server's isolation level.
 const begin = "BEGIN READ WRITE; "
@@ -92,6 +96,7 @@ func (c *pgConn) sendKept(ctx context.Context) error {
 }
 
 func (c *pgConn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
+	c.sent++
 	if len(args) == 0 && strings.HasPrefix(q, withNextMark) {
 		c.kept += strings.TrimPrefix(q, withNextMark) + "; "
 		return driver.RowsAffected(0), nil
@@ -104,6 +109,7 @@ func (c *pgConn) ExecContext(ctx context.Context, q string, args []driver.NamedV
 }
 
 func (c *pgConn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
+	c.sent++
 	q, err := c.with(ctx, q, args)
 	if err != nil {
 		return nil, err
@@ -112,6 +118,7 @@ func (c *pgConn) QueryContext(ctx context.Context, q string, args []driver.Named
 }
 
 func (c *pgConn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error) {
+	c.sent++
 	if err := c.sendKept(ctx); err != nil {
 		return nil, err
 	}
@@ -125,6 +132,9 @@ func (c *pgConn) PrepareContext(ctx context.Context, q string) (driver.Stmt, err
 // connection that is not lib/pq's, begins at once.
 func (c *pgConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
 	c.kept, c.beginKept = "", false
+	if o, _ := ctx.Value(connOf{}).(*connOf); o != nil {
+		o.c = c
+	}
 	if tx, ok := c.pqConn.(driver.Tx); ok && opts.Isolation == driver.IsolationLevel(sql.LevelDefault) && !opts.ReadOnly {
 		c.kept, c.beginKept = begin, true
 		return pgTx{c: c, Tx: tx}, nil

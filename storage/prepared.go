@@ -5,7 +5,6 @@ import (
 	"database/sql/driver"
 	"reflect"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -97,27 +96,47 @@ func (q Queries) execute(s *pgStatement, args ...any) *bun.RawQuery {
 	return q.db.NewRaw(s.call, args...)
 }
 
-// executeBoth runs a with aArgs and then b with bArgs in one round trip
-// (one simple query holds both) and scans the row each returns into aDest
-// and bDest; found tells which returned one. For reads a write needs
-// together before anything else, while its account's other writes wait.
-func (q Queries) executeBoth(ctx context.Context, a *pgStatement, aArgs []any, aDest any, b *pgStatement, bArgs []any, bDest any) (found [2]bool, err error) {
-	rows, err := q.db.QueryContext(ctx, a.call+"; "+b.call, append(slices.Clip(aArgs), bArgs...)...)
+// pgCall is one prepared statement of executeAll: its arguments and where
+// its row goes.
+type pgCall struct {
+	s    *pgStatement
+	args []any
+	dest any
+}
+
+// executeAll runs calls in one round trip (one simple query holds them)
+// and scans the row each returns into its dest; found tells which
+// returned one. For reads a write needs together, while its account's
+// other writes wait.
+func (q Queries) executeAll(ctx context.Context, calls ...pgCall) (found []bool, err error) {
+	var (
+		text []string
+		args []any
+	)
+	for _, c := range calls {
+		text = append(text, c.s.call)
+		args = append(args, c.args...)
+	}
+	found = make([]bool, len(calls))
+	rows, err := q.db.QueryContext(ctx, strings.Join(text, "; "), args...)
 	if err != nil {
 		return found, err
 	}
 	defer rows.Close()
 	db := q.db.NewSelect().DB()
-	for i, dest := range []any{aDest, bDest} {
-		if i == 1 && !rows.NextResultSet() {
+	for i, c := range calls {
+		if i > 0 && !rows.NextResultSet() {
 			break
 		}
-		if rows.Next() {
-			if err := db.ScanRow(ctx, rows, dest); err != nil {
-				return found, err
-			}
-			found[i] = true
+		// Next is not asked again once it said no: past the end of a
+		// result set it would read the next one's rows as this one's.
+		if !rows.Next() {
+			continue
 		}
+		if err := db.ScanRow(ctx, rows, c.dest); err != nil {
+			return found, err
+		}
+		found[i] = true
 		for rows.Next() { // a row past the first: not ours to read
 		}
 	}

@@ -60,8 +60,15 @@ func (q Queries) LockAccountInPool(ctx context.Context, id, label, except string
 		}
 		return a, d, st, err
 	}
+	key := accountInPoolKey(id, label, except)
+	if q.tx != nil {
+		if v, ok := q.tx.recall(key); ok { // read with the label (memo.go)
+			r := v.(accountInPool)
+			return r.acct, r.dom, r.st, nil
+		}
+	}
 	a, row := new(Account), new(poolDomainRow)
-	found, err := q.executeBoth(ctx, lockAccount, []any{id}, a, poolDomainFor, []any{label, except}, row)
+	found, err := q.executeAll(ctx, pgCall{lockAccount, []any{id}, a}, pgCall{poolDomainFor, []any{label, except}, row})
 	switch {
 	case err != nil:
 		return nil, nil, LabelState{}, mapErr(err)
@@ -73,12 +80,29 @@ func (q Queries) LockAccountInPool(ctx context.Context, id, label, except string
 	return a, &row.Domain, row.state(), nil
 }
 
+// accountInPool is what LockAccountInPool reads.
+type accountInPool struct {
+	acct *Account
+	dom  *Domain
+	st   LabelState
+}
+
+func accountInPoolKey(id, label, except string) string {
+	return "lock_account_in_pool\x00" + id + "\x00" + label + "\x00" + except
+}
+
 var (
 	accountByID = newPGStatement("account", func(db *bun.DB) string {
 		return db.NewSelect().Model((*Account)(nil)).Where("id = $1").String()
 	})
 	lockAccount = newPGStatement("lock_account", func(db *bun.DB) string {
 		return db.NewSelect().Model((*Account)(nil)).Where("id = $1").For("UPDATE").String()
+	})
+	// lock_account, when no hostname holds label $3 on domain $2.
+	lockAccountIfFree = newPGStatement("lock_account_if_free", func(db *bun.DB) string {
+		return db.NewSelect().Model((*Account)(nil)).Where("id = $1").
+			Where("NOT EXISTS (SELECT 1 FROM hostnames WHERE domain_id = $2 AND label = $3 AND status <> ?)", StatusReleased).
+			For("UPDATE").String()
 	})
 )
 

@@ -31,6 +31,12 @@ func (q Queries) Hostname(ctx context.Context, id string) (*Hostname, error) {
 func (q Queries) LockHostname(ctx context.Context, id string) (*Hostname, error) {
 	h := new(Hostname)
 	if q.dialect == Postgres {
+		if q.tx != nil {
+			if v, ok := q.tx.recall(lockHostnameKey(id)); ok { // memo.go
+				*h = v.(Hostname)
+				return h, nil
+			}
+		}
 		return h, mapErr(q.execute(lockHostname, id).Scan(ctx, h))
 	}
 	return h, mapErr(withAccountAccess(q.db.NewSelect().Model(h)).Where("hostname.id = ?", id).Scan(ctx))
@@ -51,22 +57,65 @@ var lockHostname = newPGStatement("lock_hostname", func(db *bun.DB) string {
 	return withAccountAccess(db.NewSelect().Model((*Hostname)(nil))).Where("hostname.id = $1").For("UPDATE OF hostname").String()
 })
 
-// LockHostnameByLabel is HostnameByLabel, the row locked until the
-// transaction ends on PostgreSQL (SQLite's write transactions exclude each
-// other already): what is read stays so while the transaction decides.
+// LockHostnameByLabel is HostnameByLabel with the account's columns, as
+// LockHostname reads them, and the row locked until the transaction ends on
+// PostgreSQL (SQLite's write transactions exclude each other already): what
+// is read stays so while the transaction decides.
 func (q Queries) LockHostnameByLabel(ctx context.Context, domainID, label string) (*Hostname, error) {
-	if q.dialect != Postgres {
-		return q.HostnameByLabel(ctx, domainID, label)
-	}
 	h := new(Hostname)
-	return h, mapErr(q.execute(lockHostnameByLabel, domainID, label, StatusReleased).Scan(ctx, h))
+	if q.dialect != Postgres {
+		err := withAccountAccess(q.db.NewSelect().Model(h)).
+			Where("hostname.domain_id = ? AND hostname.label = ? AND hostname.status <> ?", domainID, label, StatusReleased).Scan(ctx)
+		return h, mapErr(err)
+	}
+	if err := q.execute(lockHostnameByLabel, domainID, label, StatusReleased).Scan(ctx, h); err != nil {
+		return h, mapErr(err)
+	}
+	if q.tx != nil { // the row LockHostname(h.ID) would read next (memo.go)
+		q.tx.remember(lockHostnameKey(h.ID), *h)
+	}
+	return h, nil
 }
 
+// LockHostnameByLabelFor is LockHostnameByLabel for a write that mints the
+// label for accountID if no hostname holds it ([P1] DNS UPDATE). On
+// PostgreSQL the same round trip then reads what the mint's
+// LockAccountInPool(accountID, label, except) reads, and leaves it for that
+// call (memo.go).
+func (q Queries) LockHostnameByLabelFor(ctx context.Context, domainID, label, accountID, except string) (*Hostname, error) {
+	if q.dialect != Postgres || q.tx == nil {
+		return q.LockHostnameByLabel(ctx, domainID, label)
+	}
+	h, a, row := new(Hostname), new(Account), new(poolDomainRow)
+	found, err := q.executeAll(ctx,
+		pgCall{lockHostnameByLabel, []any{domainID, label, StatusReleased}, h},
+		pgCall{lockAccountIfFree, []any{accountID, domainID, label}, a},
+		pgCall{poolDomainFor, []any{label, except}, row})
+	switch {
+	case err != nil:
+		return h, mapErr(err)
+	case found[0]:
+		q.tx.remember(lockHostnameKey(h.ID), *h)
+		return h, nil
+	case found[1]:
+		r := accountInPool{acct: a}
+		if found[2] {
+			r.dom, r.st = &row.Domain, row.state()
+		}
+		q.tx.remember(accountInPoolKey(accountID, label, except), r)
+	}
+	return h, ErrNotFound
+}
+
+func lockHostnameKey(id string) string { return "lock_hostname\x00" + id }
+
 // Prepared: DNS UPDATE reads each name of a message so, a mint's first
-// statement.
+// statement. The row as LockHostname reads it, account columns and all,
+// so that the rule called next need not read it again.
 var lockHostnameByLabel = newPGStatement("lock_hostname_by_label", func(db *bun.DB) string {
-	return db.NewSelect().Model((*Hostname)(nil)).Where("hostname.domain_id = $1 AND hostname.label = $2 AND hostname.status <> $3").
-		For("UPDATE").String()
+	return withAccountAccess(db.NewSelect().Model((*Hostname)(nil))).
+		Where("hostname.domain_id = $1 AND hostname.label = $2 AND hostname.status <> $3").
+		For("UPDATE OF hostname").String()
 })
 
 // HostnameByLabel reads the hostname that holds label on a domain and is

@@ -243,6 +243,8 @@ type Tx struct {
 	noAudit    bool            // see NoAudit
 	audited    []int64         // the audit rows this transaction wrote
 	joined     bool            // WriteAll's: its parts are several rule calls
+	pg         *pgConn         // its connection on PostgreSQL (pgconn.go), else nil
+	memo       memo            // see remember
 }
 
 // NotifyChannel is the PostgreSQL channel on which writes announce changes.
@@ -319,8 +321,9 @@ func (s *Store) Write(ctx context.Context, fn func(ctx context.Context, tx *Tx) 
 // runTx is one attempt at fn's transaction.
 func (s *Store) runTx(ctx context.Context, fn func(ctx context.Context, tx *Tx) error) (*Tx, error) {
 	var t *Tx
-	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, btx bun.Tx) error {
-		t = &Tx{tx: btx}
+	conn := &connOf{}
+	err := s.db.RunInTx(context.WithValue(ctx, connOf{}, conn), nil, func(ctx context.Context, btx bun.Tx) error {
+		t = &Tx{tx: btx, pg: conn.c}
 		t.Queries = Queries{db: btx, dialect: s.dialect, tx: t}
 		if err := fn(ctx, t); err != nil {
 			return err
