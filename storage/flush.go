@@ -93,7 +93,7 @@ func (t *Tx) flush(ctx context.Context) error {
 		}
 		// On PostgreSQL sent with the statement below (a prepared UPDATE
 		// cannot be one of its parts).
-		if err := t.updateHostname(context.WithValue(ctx, uncounted{}, true), w.update, withNextComment); err != nil {
+		if err := t.updateHostname(t.withNextCtx(ctx), w.update, withNextComment); err != nil {
 			return mapErr(err)
 		}
 	}

@@ -255,7 +255,7 @@ var errBatchBroken = errors.New("storage: the batch's transaction broke")
 func (t *Tx) part(ctx context.Context, p *groupPart, i int) (err, broken error) {
 	sp := fmt.Sprintf("part%d", i)
 	// Sent with the part's first statement (pgconn.go): a round trip less.
-	if _, err := t.tx.ExecContext(context.WithValue(ctx, uncounted{}, true), withNext("SAVEPOINT "+sp)); err != nil {
+	if _, err := t.tx.ExecContext(t.withNextCtx(ctx), withNext("SAVEPOINT "+sp)); err != nil {
 		return nil, err
 	}
 	pctx, cancel := context.WithDeadline(context.WithoutCancel(p.ctx), deadline(ctx))
@@ -264,7 +264,7 @@ func (t *Tx) part(ctx context.Context, p *groupPart, i int) (err, broken error) 
 	t.created, t.touched, t.noAudit = "", "", false
 	err = runPart(p, pctx, t)
 	if err == nil { // sent with the next part's first statement (pgconn.go)
-		err = t.insertLaterWith(context.WithValue(pctx, uncounted{}, true), withNextComment)
+		err = t.insertLaterWith(t.withNextCtx(pctx), withNextComment)
 	}
 	if err != nil {
 		t.later = nil

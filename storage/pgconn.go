@@ -39,6 +39,15 @@ const withNextMark = "/* " + withNextComment + " */ "
 // withNext is stmt marked to go with the next statement.
 func withNext(stmt string) string { return withNextMark + stmt }
 
+// withNextCtx is ctx for a statement marked withNext: on PostgreSQL it is
+// no round trip, so CountStatements leaves it out.
+func (t *Tx) withNextCtx(ctx context.Context) context.Context {
+	if t.dialect != Postgres {
+		return ctx
+	}
+	return context.WithValue(ctx, uncounted{}, true)
+}
+
 // pqConn is what lib/pq's connection is; a driver that is not all of it
 // is left as it is (marked statements then run at once).
 type pqConn interface {

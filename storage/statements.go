@@ -11,24 +11,26 @@ import (
 // (BEGIN and COMMIT included) on a caller's behalf: the round trips a
 // benchmark or a test holds a write path to. The NOTIFY that announces
 // commits is left out: one goroutine sends it after the fact, one for any
-// number of commits that land while the previous one is in flight. So are
-// the statements that go with the next one (pgconn.go); on PostgreSQL a
-// transaction's BEGIN does too, so there it counts one more than the
-// round trips.
+// number of commits that land while the previous one is in flight. So are,
+// on PostgreSQL, the statements that go with the next one (pgconn.go),
+// a transaction's BEGIN among them.
 func (s *Store) CountStatements() *atomic.Int64 {
 	n := new(atomic.Int64)
-	s.db.AddQueryHook(statementCounter{n})
+	s.db.AddQueryHook(statementCounter{n: n, beginSent: s.dialect != Postgres})
 	return n
 }
 
-type statementCounter struct{ n *atomic.Int64 }
+type statementCounter struct {
+	n         *atomic.Int64
+	beginSent bool // BEGIN is a statement of its own
+}
 
 func (c statementCounter) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context {
 	return ctx
 }
 
-func (c statementCounter) AfterQuery(ctx context.Context, _ *bun.QueryEvent) {
-	if ctx.Value(uncounted{}) == nil {
+func (c statementCounter) AfterQuery(ctx context.Context, e *bun.QueryEvent) {
+	if ctx.Value(uncounted{}) == nil && (c.beginSent || e.Query != "BEGIN") {
 		c.n.Add(1)
 	}
 }
