@@ -142,7 +142,10 @@ func (s *Store) WriteAllGrouped(ctx context.Context, key string, fn func(ctx con
 	})
 }
 
-// drain runs key's batches until none waits.
+// drain runs key's batches until none waits. Once a batch's parts have
+// run, the next batch begins beside it, on a connection of its own: its
+// first statements wait on the rows the last one holds, if any, instead of
+// on that one's flush and commit, and go on as soon as it commits.
 func (s *Store) drain(key string, k *groupKey) {
 	for {
 		s.groups.mu.Lock()
@@ -162,12 +165,17 @@ func (s *Store) drain(key string, k *groupKey) {
 			return
 		}
 		s.groups.mu.Unlock()
-		s.runBatch(batch)
+		ran := make(chan struct{})
+		go s.runBatch(batch, sync.OnceFunc(func() { close(ran) }))
+		<-ran
 	}
 }
 
-// runBatch commits batch in one transaction and answers each part.
-func (s *Store) runBatch(batch []*groupPart) {
+// runBatch commits batch in one transaction and answers each part. It
+// calls ran once the parts have run (or will not), before the
+// transaction's flush and commit.
+func (s *Store) runBatch(batch []*groupPart, ran func()) {
+	defer ran()
 	if len(batch) == 1 { // nothing to share: as Write would, meanwhile others gather
 		p := batch[0]
 		e, _ := p.ctx.Value(auditKey{}).(*AuditEntry)
@@ -175,7 +183,10 @@ func (s *Store) runBatch(batch []*groupPart) {
 		if e != nil {
 			before = len(e.ids)
 		}
-		last, err := s.Write(p.ctx, func(ctx context.Context, t *Tx) error { return runPart(p, ctx, t) })
+		last, err := s.Write(p.ctx, func(ctx context.Context, t *Tx) error {
+			defer ran()
+			return runPart(p, ctx, t)
+		})
 		r := groupResult{last: last, err: err}
 		if e != nil { // Write noted them on the entry; the caller does that
 			r.rows, e.ids = e.ids[before:], e.ids[:before]
@@ -189,6 +200,7 @@ func (s *Store) runBatch(batch []*groupPart) {
 	ctx, cancel := context.WithTimeout(WithoutAudit(context.WithoutCancel(batch[0].ctx)), batchTimeout)
 	defer cancel()
 	last, err := s.Write(ctx, func(ctx context.Context, t *Tx) error {
+		defer ran()
 		ok := false
 		for i, p := range batch {
 			p.err, p.rows = nil, nil

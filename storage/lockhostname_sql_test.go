@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -17,5 +18,20 @@ func TestLockHostnameColumns(t *testing.T) {
 	}
 	if q := lockHostnameByLabel.build(db); strings.Contains(q, "*") || !strings.Contains(q, `"hostname"."cert_expires_at"`) || !strings.Contains(q, "FOR UPDATE") {
 		t.Errorf("lock_hostname_by_label: %s", q)
+	}
+}
+
+// No prepared statement compares a status with a parameter: the partial
+// indexes name their statuses, and a plan made for any status cannot use
+// them, so PostgreSQL would plan the statement again on every call (or,
+// with a plan made once, scan the table).
+func TestPreparedStatusLiteral(t *testing.T) {
+	db := bun.NewDB(nil, pgdialect.New())
+	status := regexp.MustCompile(`status"? *(<>|=|!=) *\$[0-9]`)
+	for _, s := range pgStatements {
+		q := s.build(db)
+		if i := strings.Index(q, "WHERE"); i >= 0 && status.MatchString(q[i:]) { // not an UPDATE's SET
+			t.Errorf("%s compares a status with a parameter: %s", s.name, q)
+		}
 	}
 }

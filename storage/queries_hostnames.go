@@ -68,7 +68,7 @@ func (q Queries) LockHostnameByLabel(ctx context.Context, domainID, label string
 			Where("hostname.domain_id = ? AND hostname.label = ? AND hostname.status <> ?", domainID, label, StatusReleased).Scan(ctx)
 		return h, mapErr(err)
 	}
-	if err := q.execute(lockHostnameByLabel, domainID, label, StatusReleased).Scan(ctx, h); err != nil {
+	if err := q.execute(lockHostnameByLabel, domainID, label).Scan(ctx, h); err != nil {
 		return h, mapErr(err)
 	}
 	if q.tx != nil { // the row LockHostname(h.ID) would read next (memo.go)
@@ -88,7 +88,7 @@ func (q Queries) LockHostnameByLabelFor(ctx context.Context, domainID, label, ac
 	}
 	h, a, row := new(Hostname), new(Account), new(poolDomainRow)
 	found, err := q.executeAll(ctx,
-		pgCall{lockHostnameByLabel, []any{domainID, label, StatusReleased}, h},
+		pgCall{lockHostnameByLabel, []any{domainID, label}, h},
 		pgCall{lockAccountIfFree, []any{accountID, domainID, label}, a},
 		pgCall{poolDomainFor, []any{label, except}, row})
 	switch {
@@ -111,10 +111,13 @@ func lockHostnameKey(id string) string { return "lock_hostname\x00" + id }
 
 // Prepared: DNS UPDATE reads each name of a message so, a mint's first
 // statement. The row as LockHostname reads it, account columns and all,
-// so that the rule called next need not read it again.
+// so that the rule called next need not read it again. The status is
+// written out, not a parameter: a plan made for any status could not use
+// the label's partial index (status <> 'released') and would scan the
+// table, so PostgreSQL planned the statement again on every call.
 var lockHostnameByLabel = newPGStatement("lock_hostname_by_label", func(db *bun.DB) string {
 	return withAccountAccess(db.NewSelect().Model((*Hostname)(nil))).
-		Where("hostname.domain_id = $1 AND hostname.label = $2 AND hostname.status <> $3").
+		Where("hostname.domain_id = $1 AND hostname.label = $2 AND hostname.status <> ?", StatusReleased).
 		For("UPDATE OF hostname").String()
 })
 
