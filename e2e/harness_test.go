@@ -172,18 +172,32 @@ var instances sync.Map // Corefile text -> *caddy.Instance
 
 // stop shuts the server down as SIGTERM does: the plugins' shutdown
 // callbacks (store, feed, API listener), then the servers.
+// A reload under way as it stops starts a newer instance, whose servers
+// the stopped one's Wait waits for too (a reload's instances share it):
+// that one is stopped as well, until none newer appears.
 func (s *server) stop() {
-	if i, ok := instances.Load(s.corefile); ok && s.inst != nil {
-		s.inst = i.(*caddy.Instance)
+	if s.inst == nil {
+		return
 	}
-	if s.inst != nil {
-		for _, err := range s.inst.ShutdownCallbacks() {
+	stopped := map[*caddy.Instance]bool{}
+	for {
+		i := s.inst
+		if v, ok := instances.Load(s.corefile); ok {
+			i = v.(*caddy.Instance)
+		}
+		if stopped[i] {
+			break
+		}
+		stopped[i] = true
+		for _, err := range i.ShutdownCallbacks() {
 			s.t.Errorf("shutdown: %v", err)
 		}
-		s.inst.Stop()
-		s.inst.Wait()
-		s.inst = nil
+		i.Stop()
+		s.inst = i
+		time.Sleep(100 * time.Millisecond) // for a reload that began before its shutdown
 	}
+	s.inst.Wait()
+	s.inst = nil
 }
 
 // ready waits for health 200 and reads the admin token.

@@ -108,6 +108,11 @@ func init() {
 	})
 }
 
+// reloaded is when each Corefile (its text) was last reloaded for its keys:
+// a reload's new instance has a reloader of its own, and without this a
+// burst of key changes would reload every 50 ms, once per instance.
+var reloaded sync.Map // string -> time.Time
+
 func (r *reloader) soon() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -115,19 +120,34 @@ func (r *reloader) soon() {
 		return
 	}
 	wait := max(50*time.Millisecond, reloadEvery-time.Since(r.last))
-	r.pending = time.AfterFunc(wait, func() {
-		r.mu.Lock()
-		i := r.inst
-		r.pending, r.last = nil, time.Now()
-		r.mu.Unlock()
-		if i == nil {
-			return
+	r.pending = time.AfterFunc(wait, r.fire)
+}
+
+// fire reloads the instance, or waits until reloadEvery has passed since
+// its Corefile was last reloaded.
+func (r *reloader) fire() {
+	r.mu.Lock()
+	i := r.inst
+	if i != nil {
+		key := string(i.Caddyfile().Body())
+		if at, ok := reloaded.Load(key); ok {
+			if rest := reloadEvery - time.Since(at.(time.Time)); rest > 0 {
+				r.pending = time.AfterFunc(rest, r.fire)
+				r.mu.Unlock()
+				return
+			}
 		}
-		log.Infof("TSIG keys changed: reloading so that the DNS servers verify the new set")
-		if _, err := i.Restart(nil); err != nil {
-			log.Errorf("reload for new TSIG keys failed: %v", err)
-		}
-	})
+		reloaded.Store(key, time.Now())
+	}
+	r.pending, r.last = nil, time.Now()
+	r.mu.Unlock()
+	if i == nil {
+		return
+	}
+	log.Infof("TSIG keys changed: reloading so that the DNS servers verify the new set")
+	if _, err := i.Restart(nil); err != nil {
+		log.Errorf("reload for new TSIG keys failed: %v", err)
+	}
 }
 
 // startTSIG follows the store's keys once the node is up.
