@@ -50,16 +50,20 @@ func updateAfterInsert(ws []laterWrite) bool {
 // insertLater writes the rows InsertLater and UpdateHostnameLater put
 // off, now.
 func (t *Tx) insertLater(ctx context.Context) error {
-	return t.insertLaterWith(ctx, "")
+	return t.writeLater(ctx, false)
 }
 
-// insertLaterWith is insertLater with comment on each statement (withNext's
-// mark sends them with the next statement, pgconn.go).
-func (t *Tx) insertLaterWith(ctx context.Context, comment string) error {
+// writeLater is insertLater, its statements sent with the next one when
+// next is set (pgconn.go).
+func (t *Tx) writeLater(ctx context.Context, next bool) error {
+	comment := ""
+	if next {
+		ctx, comment = t.withNextCtx(ctx), withNextComment
+	}
 	for _, w := range t.later {
 		var err error
 		if w.update != nil {
-			err = t.updateHostname(ctx, w.update, comment)
+			err = t.updateHostname(ctx, w.update, next)
 		} else {
 			_, err = t.tx.NewInsert().Model(w.insert).Comment(comment).Exec(ctx)
 		}
@@ -93,7 +97,7 @@ func (t *Tx) flush(ctx context.Context) error {
 		}
 		// On PostgreSQL sent with the statement below (a prepared UPDATE
 		// cannot be one of its parts).
-		if err := t.updateHostname(t.withNextCtx(ctx), w.update, withNextComment); err != nil {
+		if err := t.updateHostname(t.withNextCtx(ctx), w.update, true); err != nil {
 			return mapErr(err)
 		}
 	}

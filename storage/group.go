@@ -276,7 +276,7 @@ func (t *Tx) part(ctx context.Context, p *groupPart, i int) (err, broken error) 
 	t.created, t.touched, t.noAudit = "", "", false
 	err = runPart(p, pctx, t)
 	if err == nil { // sent with the next part's first statement (pgconn.go)
-		err = t.insertLaterWith(t.withNextCtx(pctx), withNextComment)
+		err = t.writeLater(pctx, true)
 	}
 	if err != nil {
 		t.later = nil

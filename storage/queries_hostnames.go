@@ -64,9 +64,7 @@ var lockHostname = newPGStatement("lock_hostname", func(db *bun.DB) string {
 func (q Queries) LockHostnameByLabel(ctx context.Context, domainID, label string) (*Hostname, error) {
 	h := new(Hostname)
 	if q.dialect != Postgres {
-		err := withAccountAccess(q.db.NewSelect().Model(h)).
-			Where("hostname.domain_id = ? AND hostname.label = ? AND hostname.status <> ?", domainID, label, StatusReleased).Scan(ctx)
-		return h, mapErr(err)
+		return h, mapErr(byLabel(q.db.NewSelect().Model(h), domainID, label).Scan(ctx))
 	}
 	if err := q.execute(lockHostnameByLabel, domainID, label).Scan(ctx, h); err != nil {
 		return h, mapErr(err)
@@ -116,10 +114,15 @@ func lockHostnameKey(id string) string { return "lock_hostname\x00" + id }
 // the label's partial index (status <> 'released') and would scan the
 // table, so PostgreSQL planned the statement again on every call.
 var lockHostnameByLabel = newPGStatement("lock_hostname_by_label", func(db *bun.DB) string {
-	return withAccountAccess(db.NewSelect().Model((*Hostname)(nil))).
-		Where("hostname.domain_id = $1 AND hostname.label = $2 AND hostname.status <> ?", StatusReleased).
-		For("UPDATE OF hostname").String()
+	return byLabel(db.NewSelect().Model((*Hostname)(nil)), bun.Safe("$1"), bun.Safe("$2")).For("UPDATE OF hostname").String()
 })
+
+// byLabel is LockHostnameByLabel's select of the hostname that holds label
+// on domainID (either may be a placeholder).
+func byLabel(sel *bun.SelectQuery, domainID, label any) *bun.SelectQuery {
+	return withAccountAccess(sel).
+		Where("hostname.domain_id = ? AND hostname.label = ? AND hostname.status <> ?", domainID, label, StatusReleased)
+}
 
 // HostnameByLabel reads the hostname that holds label on a domain and is
 // not released: at most one does (the hostnames_label index), and that
@@ -143,20 +146,21 @@ func (q Queries) HostnamesByID(ctx context.Context, ids []string) ([]Hostname, e
 
 // UpdateHostname writes every column of h.
 func (q Queries) UpdateHostname(ctx context.Context, h *Hostname) error {
-	return mapErr(q.updateHostname(ctx, h, ""))
+	return mapErr(q.updateHostname(ctx, h, false))
 }
 
-// updateHostname is UpdateHostname with comment on its statement.
-func (q Queries) updateHostname(ctx context.Context, h *Hostname, comment string) error {
+// updateHostname is UpdateHostname, sent with the next statement when next
+// is set (pgconn.go).
+func (q Queries) updateHostname(ctx context.Context, h *Hostname, next bool) error {
 	if q.dialect == Postgres {
 		call := updateHostname.call
-		if comment != "" {
-			call = "/* " + comment + " */ " + call
+		if next {
+			call = withNext(call)
 		}
 		_, err := q.db.NewRaw(call, rowArgs(q.db, h)...).Exec(ctx)
 		return err
 	}
-	_, err := q.db.NewUpdate().Model(h).WherePK().Comment(comment).Exec(ctx)
+	_, err := q.db.NewUpdate().Model(h).WherePK().Exec(ctx)
 	return err
 }
 

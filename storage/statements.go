@@ -13,7 +13,8 @@ import (
 // commits is left out: one goroutine sends it after the fact, one for any
 // number of commits that land while the previous one is in flight. So are,
 // on PostgreSQL, the statements that go with the next one (pgconn.go),
-// a transaction's BEGIN among them.
+// a read-write transaction's BEGIN among them (other transactions' BEGIN
+// is a round trip of its own there, and not counted either).
 func (s *Store) CountStatements() *atomic.Int64 {
 	n := new(atomic.Int64)
 	s.db.AddQueryHook(statementCounter{n: n, beginSent: s.dialect != Postgres})
