@@ -26,12 +26,9 @@ func Charge(tx *storage.Tx, accountID string, b Bucket, now time.Time) {
 	interval := max(b.Period.Milliseconds()/int64(max(b.Size, 1)), 1)
 	at := now.UnixMilli()
 	burst := interval * int64(max(b.Size, 1))
-	tx.ChargeLater(accountID, b.Kind, at, interval, func(tat int64) error {
-		if over := tat - at - burst; over > 0 {
-			return Refuse(apierror.RateLimited("more than %d %s %s for this account: one more is allowed every %s",
-				b.Size, b.What, per(b.Period), time.Duration(interval)*time.Millisecond), time.Duration(over)*time.Millisecond)
-		}
-		return nil
+	tx.ChargeLater(accountID, b.Kind, at, interval, at+burst, func(over int64) error {
+		return Refuse(apierror.RateLimited("more than %d %s %s for this account: one more is allowed every %s",
+			b.Size, b.What, per(b.Period), time.Duration(interval)*time.Millisecond), time.Duration(over)*time.Millisecond)
 	})
 }
 

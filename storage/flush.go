@@ -79,8 +79,9 @@ func (t *Tx) writeLater(ctx context.Context, next bool) error {
 // off by InsertLater, its change rows, its audit entry (the request's
 // entry under ctx, once per transaction) and its charges (ChargeLater),
 // whose checks then run. On PostgreSQL they are one statement, so a write
-// pays one round trip for all of them.
-func (t *Tx) flush(ctx context.Context) error {
+// pays one round trip for all of them; when commit is set (the write is
+// done) it carries the COMMIT too, where the connection can (pgconn.go).
+func (t *Tx) flush(ctx context.Context, commit bool) error {
 	var (
 		parts      []bun.Query
 		cIdx, aIdx = -1, -1
@@ -128,10 +129,11 @@ func (t *Tx) flush(ctx context.Context) error {
 	for i := range t.charges {
 		parts = append(parts, t.chargeQuery(&t.charges[i]))
 	}
+	carry := commit && t.pg != nil && t.pg.tx != nil
 	switch {
 	case len(parts) == 0:
 		return nil
-	case t.dialect == Postgres && len(parts) > 1:
+	case t.dialect == Postgres && (len(parts) > 1 || carry):
 		sel := t.tx.NewSelect()
 		for i, q := range parts {
 			sel = sel.With(fmt.Sprintf("w%d", i), q)
@@ -148,10 +150,13 @@ func (t *Tx) flush(ctx context.Context) error {
 			dest = append(dest, pq.Array(&partIDs))
 		}
 		for i := range t.charges {
-			sel = sel.ColumnExpr(fmt.Sprintf("(SELECT tat FROM w%d)", first+i))
+			sel = sel.ColumnExpr(t.chargeColumn(i, fmt.Sprintf("w%d", first+i)))
 			dest = append(dest, &t.charges[i].tat)
 		}
-		if err := sel.Scan(ctx, dest...); err != nil {
+		if err := t.scanRow(ctx, sel, carry, dest...); err != nil {
+			if refused := t.overdrawn(err); refused != err {
+				return refused
+			}
 			return mapErr(err)
 		}
 		t.last = max(t.last, last.Int64)

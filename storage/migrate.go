@@ -338,6 +338,13 @@ CREATE INDEX acme_registrations_served ON acme_registrations (txt_at) WHERE txt_
 CREATE INDEX rate_events_at ON rate_events (at)`, map[Dialect]string{
 		Postgres: `ALTER TABLE acme_registrations SET (vacuum_truncate = false)`,
 	}},
+	// A write's last statement carries its COMMIT on PostgreSQL (pgconn.go),
+	// so the rate limits it charges there are checked in that statement:
+	// this refuses the transaction for an overdrawn bucket, saying which
+	// charge and by how many ms (charge.go). SQLite checks in Go.
+	{22, "rate limits checked in the statement that charges them", "", map[Dialect]string{
+		Postgres: `CREATE FUNCTION hostmint_overdrawn(charge INTEGER, over BIGINT) RETURNS BIGINT LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION USING ERRCODE = 'HM429', MESSAGE = 'rate limit bucket overdrawn', DETAIL = charge || ' ' || over; END $$`,
+	}},
 }
 
 // recountActive sets every account's active_hostnames from its rows: once
@@ -404,6 +411,9 @@ func (s *Store) migrateOne(ctx context.Context, m migration) error {
 			stmts = append(stmts, strings.Split(extra, ";\n")...)
 		}
 		for _, stmt := range stmts {
+			if strings.TrimSpace(stmt) == "" {
+				continue
+			}
 			if _, err := tx.ExecContext(ctx, stmt); err != nil {
 				return fmt.Errorf("%q: %w", firstLine(stmt), err)
 			}

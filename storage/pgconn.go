@@ -4,7 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"errors"
+	"io"
 	"strings"
+
+	"github.com/uptrace/bun"
 )
 
 // A grouped write's savepoint (group.go) costs PostgreSQL nothing to run
@@ -27,6 +31,17 @@ import (
 // statement sent with withNext's mark is kept, not sent, and goes in
 // front of the next statement sent on the same connection, or before
 // COMMIT; a rollback drops it.
+//
+// A write's last statement, its flush (flush.go), carries the COMMIT the
+// same way, in one simple query ("… SELECT …; COMMIT"): a round trip less
+// for every write, and for every batch of grouped ones, which otherwise
+// waits for it with its account's next batch behind. Nothing is left to
+// decide after the flush (its rate limits are checked in it), so the
+// commit does not wait for its answer. If the flush fails PostgreSQL skips
+// the COMMIT and the transaction is rolled back as before; if the COMMIT
+// itself fails (a constraint checked only then) the transaction is over
+// and there is nothing to roll back. The command tag lib/pq read last
+// tells the two apart.
 
 // withNextComment, as a bun query's comment, marks it to go with the next
 // statement on its connection (on PostgreSQL; elsewhere it is a comment
@@ -67,10 +82,25 @@ type pgConn struct {
 	kept      string // statements to send before the next one, each ending "; "
 	beginKept bool   // kept starts with the transaction's BEGIN
 	sent      uint64 // statements sent or kept so far (see Tx.remember)
+	tx        *connOf
+	// ending: a query carried the transaction's COMMIT (commitRows); over:
+	// the COMMIT ran, so there is no transaction left to end; failed: what
+	// the query or its COMMIT answered instead of success.
+	ending, over bool
+	failed       error
 }
 
 // connOf, in the context a transaction begins with, learns its connection.
-type connOf struct{ c *pgConn }
+// committed: a query carried its COMMIT (CountStatements then leaves out
+// the COMMIT bun reports).
+type connOf struct {
+	c         *pgConn
+	committed bool
+}
+
+// commitAfter, in a query's context, asks for the transaction's COMMIT to
+// go with it.
+type commitAfter struct{}
 
 // begin starts a read-write transaction with the server's isolation level.
 const begin = "BEGIN READ WRITE; "
@@ -123,8 +153,64 @@ func (c *pgConn) QueryContext(ctx context.Context, q string, args []driver.Named
 	if err != nil {
 		return nil, err
 	}
-	return c.pqConn.QueryContext(ctx, q, args)
+	if ctx.Value(commitAfter{}) == nil || len(args) > 0 || c.tx == nil {
+		return c.pqConn.QueryContext(ctx, q, args)
+	}
+	c.ending, c.over, c.failed, c.tx.committed = true, false, nil, true
+	rows, err := c.pqConn.QueryContext(ctx, q+"; COMMIT", nil)
+	if err != nil {
+		// The error came before the query's rows, so not from the COMMIT
+		// after them, which did not run.
+		return nil, err
+	}
+	return &commitRows{Rows: rows, c: c}, nil
 }
+
+// commitRows are the rows of a query that carried its COMMIT. Once read to
+// the end they tell their connection whether the COMMIT ran.
+type commitRows struct {
+	driver.Rows
+	c *pgConn
+}
+
+func (r *commitRows) Next(dest []driver.Value) error {
+	err := r.Rows.Next(dest)
+	if err != nil {
+		r.ended(err)
+	}
+	return err
+}
+
+func (r *commitRows) Close() error {
+	err := r.Rows.Close() // reads the rest, to the end of the query
+	r.ended(err)
+	return err
+}
+
+// ended learns from the last command tag whether the COMMIT ran: its own
+// tag, or the query's with the COMMIT's error after it. Any other, and the
+// query failed before it. A driver that does not say is taken at its
+// error (a rollback of a transaction that was over then only costs the
+// connection).
+func (r *commitRows) ended(err error) {
+	if err != nil && err != io.EOF && r.c.failed == nil {
+		r.c.failed = err
+	}
+	tag := ""
+	if tagged, ok := r.Rows.(interface{ Tag() string }); ok {
+		tag = tagged.Tag()
+	} else if r.c.failed == nil {
+		tag = "COMMIT"
+	}
+	r.c.over = tag == "COMMIT" || tag == "ROLLBACK" || tag == "SELECT"
+	if tag == "ROLLBACK" && r.c.failed == nil { // the transaction had failed before
+		r.c.failed = errRolledBack
+	}
+}
+
+// errRolledBack is a carried COMMIT's answer in a transaction that had
+// failed: PostgreSQL rolls it back instead.
+var errRolledBack = errors.New("storage: the transaction was rolled back at its commit")
 
 func (c *pgConn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error) {
 	c.sent++
@@ -140,12 +226,15 @@ func (c *pgConn) PrepareContext(ctx context.Context, q string) (driver.Stmt, err
 // does for its own BEGIN.) A transaction with other options, or on a
 // connection that is not lib/pq's, begins at once.
 func (c *pgConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	c.kept, c.beginKept = "", false
-	if o, _ := ctx.Value(connOf{}).(*connOf); o != nil {
+	c.kept, c.beginKept, c.tx, c.ending, c.over = "", false, nil, false, false
+	o, _ := ctx.Value(connOf{}).(*connOf)
+	if o != nil {
 		o.c = c
 	}
 	if tx, ok := c.pqConn.(driver.Tx); ok && opts.Isolation == driver.IsolationLevel(sql.LevelDefault) && !opts.ReadOnly {
-		c.kept, c.beginKept = begin, true
+		// Only a transaction begun here may carry its COMMIT: lib/pq's
+		// own has a watcher of its context that its Commit ends.
+		c.kept, c.beginKept, c.tx = begin, true, o
 		return pgTx{c: c, Tx: tx}, nil
 	}
 	tx, err := c.pqConn.BeginTx(ctx, opts)
@@ -156,7 +245,7 @@ func (c *pgConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx,
 }
 
 func (c *pgConn) ResetSession(ctx context.Context) error {
-	c.kept, c.beginKept = "", false
+	c.kept, c.beginKept, c.tx, c.ending, c.over = "", false, nil, false, false
 	return c.pqConn.ResetSession(ctx)
 }
 
@@ -169,6 +258,13 @@ type pgTx struct {
 }
 
 func (t pgTx) Commit() error {
+	if t.c.ending {
+		t.c.ending = false
+		if t.c.over {
+			return t.c.failed // nil: a write's flush has read its answer
+		}
+		return t.Tx.Commit() // it did not run: lib/pq's rolls back and says so
+	}
 	if t.c.kept == begin {
 		t.c.kept, t.c.beginKept = "", false
 		return nil
@@ -181,10 +277,40 @@ func (t pgTx) Commit() error {
 }
 
 func (t pgTx) Rollback() error {
-	began := !t.c.beginKept
-	t.c.kept, t.c.beginKept = "", false
+	began := !t.c.beginKept && !(t.c.ending && t.c.over)
+	t.c.kept, t.c.beginKept, t.c.ending = "", false, false
 	if !began {
 		return nil
 	}
 	return t.Tx.Rollback()
+}
+
+// scanRow scans q's one row into dest, with the transaction's COMMIT
+// carried by q when commit is set. Then every error of the query and of
+// its COMMIT is read before it returns: the caller's success says the
+// transaction committed.
+func (t *Tx) scanRow(ctx context.Context, q *bun.SelectQuery, commit bool, dest ...any) error {
+	if !commit {
+		return q.Scan(ctx, dest...)
+	}
+	rows, err := t.tx.QueryContext(context.WithValue(ctx, commitAfter{}, true), q.String())
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return sql.ErrNoRows
+	}
+	if err := rows.Scan(dest...); err != nil {
+		return err
+	}
+	for rows.Next() { // none: to the end of the query, its COMMIT's answer
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	return rows.Close()
 }

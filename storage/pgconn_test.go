@@ -76,16 +76,7 @@ func TestWithNext(t *testing.T) {
 				if _, err := s.Write(t.Context(), c.fn); !errors.Is(err, c.want) && (err != nil || c.want != nil) {
 					t.Errorf("write: %v, want %v", err, c.want)
 				}
-				rows, err := s.Dump(t.Context(), "accounts")
-				if err != nil {
-					t.Fatal(err)
-				}
-				var ids []string
-				for _, r := range rows {
-					ids = append(ids, r[0])
-				}
-				slices.Sort(ids)
-				if !slices.Equal(ids, c.ids) {
+				if ids := accountIDs(t, s); !slices.Equal(ids, c.ids) {
 					t.Errorf("accounts %v, want %v", ids, c.ids)
 				}
 			})

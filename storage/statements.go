@@ -14,7 +14,8 @@ import (
 // number of commits that land while the previous one is in flight. So are,
 // on PostgreSQL, the statements that go with the next one (pgconn.go),
 // a read-write transaction's BEGIN among them (other transactions' BEGIN
-// is a round trip of its own there, and not counted either).
+// is a round trip of its own there, and not counted either), and a
+// write's COMMIT, which goes with its last statement.
 func (s *Store) CountStatements() *atomic.Int64 {
 	n := new(atomic.Int64)
 	s.db.AddQueryHook(statementCounter{n: n, beginSent: s.dialect != Postgres})
@@ -31,9 +32,16 @@ func (c statementCounter) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) co
 }
 
 func (c statementCounter) AfterQuery(ctx context.Context, e *bun.QueryEvent) {
-	if ctx.Value(uncounted{}) == nil && (c.beginSent || e.Query != "BEGIN") {
+	if ctx.Value(uncounted{}) == nil && (c.beginSent || e.Query != "BEGIN") && !carried(ctx, e) {
 		c.n.Add(1)
 	}
+}
+
+// carried tells a COMMIT that went with the transaction's last statement
+// (pgconn.go): bun reports it when the transaction ends.
+func carried(ctx context.Context, e *bun.QueryEvent) bool {
+	o, _ := ctx.Value(connOf{}).(*connOf)
+	return e.Query == "COMMIT" && o != nil && o.committed
 }
 
 // uncounted marks the context of a statement no caller waits for.

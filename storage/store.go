@@ -328,7 +328,7 @@ func (s *Store) runTx(ctx context.Context, fn func(ctx context.Context, tx *Tx) 
 		if err := fn(ctx, t); err != nil {
 			return err
 		}
-		return t.flush(ctx)
+		return t.flush(ctx, true)
 	})
 	return t, err
 }
