@@ -44,12 +44,19 @@ type Feed struct {
 
 	wake chan struct{}
 
-	mu       sync.Mutex
-	last     int64
-	gaps     map[int64]*gap
-	loaded   bool
-	progress chan struct{} // closed and replaced whenever last or gaps move
-	err      error         // the last error reading the store, nil once it reads again
+	mu   sync.Mutex
+	last int64
+	// announced is the newest change id this node heard committed (its
+	// own writes, their waiters, NOTIFY). A read of the changes that
+	// begins after that covers it: due is set from a wake until the read
+	// it asked for begins, reading while one runs, covers is announced as
+	// it began, and skipped notes a wake left to such a read.
+	announced, covers     int64
+	due, reading, skipped bool
+	gaps                  map[int64]*gap
+	loaded                bool
+	progress              chan struct{} // closed and replaced whenever last or gaps move
+	err                   error         // the last error reading the store, nil once it reads again
 	// current is the moment this node is known to be current to: it had
 	// applied every change its database held at that moment. pending are
 	// the changes its database held beyond what it had applied, at the
@@ -83,11 +90,32 @@ func NewFeed(s *Store, consumer Consumer, poll time.Duration, log *slog.Logger) 
 		gaps:     map[int64]*gap{},
 		progress: make(chan struct{}),
 	}
-	s.OnCommit(f.Wake)
+	s.OnCommit(f.WakeFor)
 	s.mu.Lock()
 	s.feed = f
 	s.mu.Unlock()
 	return f
+}
+
+// WakeFor asks the feed for change id, whose commit is done: unless a
+// read that begins after that is due, or runs (it finds the change), the
+// feed looks again. A write's commit, each of its waiters and its NOTIFY ask
+// for its change, one after the other: a read for each would find
+// nothing new half the time.
+func (f *Feed) WakeFor(id int64) {
+	f.mu.Lock()
+	f.announced = max(f.announced, id)
+	wake := false
+	switch {
+	case f.due, f.reading && id <= f.covers:
+		f.skipped = true
+	default:
+		f.due, wake = true, true
+	}
+	f.mu.Unlock()
+	if wake {
+		f.Wake()
+	}
 }
 
 // Wake asks the feed to look for changes now.
@@ -130,7 +158,7 @@ func (f *Feed) WaitApplied(ctx context.Context, id int64) error {
 		if done {
 			return nil
 		}
-		f.Wake()
+		f.WakeFor(id)
 		select {
 		case <-ch:
 		case <-ctx.Done():
@@ -257,6 +285,12 @@ func (f *Feed) Lag() (time.Duration, int64) {
 func (f *Feed) catchUp(ctx context.Context) {
 	for ctx.Err() == nil {
 		n, err := f.step(ctx)
+		f.mu.Lock()
+		if f.reading = false; err != nil && f.skipped {
+			f.Wake() // the read a wake was left to failed: as if not left
+		}
+		f.skipped = false
+		f.mu.Unlock()
 		f.setErr(err)
 		if err != nil {
 			if ctx.Err() == nil {
@@ -272,6 +306,7 @@ func (f *Feed) catchUp(ctx context.Context) {
 
 func (f *Feed) step(ctx context.Context) (int, error) {
 	f.mu.Lock()
+	f.due, f.reading, f.covers = false, true, f.announced
 	last := f.last
 	gaps := make([]int64, 0, len(f.gaps))
 	for id := range f.gaps {
@@ -412,8 +447,16 @@ func (f *Feed) listen() (stop func()) {
 	go func() {
 		defer close(done)
 		for n := range l.Notify {
-			if n != nil && f.has(n.Extra) {
+			if n == nil { // the listener reconnected: notifications may be lost
+				f.Wake()
+				continue
+			}
+			if f.has(n.Extra) {
 				continue // this node's own commit, applied already
+			}
+			if id, err := strconv.ParseInt(n.Extra, 10, 64); err == nil {
+				f.WakeFor(id) // perhaps being read already: this node's own
+				continue
 			}
 			f.Wake()
 		}

@@ -44,8 +44,8 @@ type Store struct {
 	dsn     string
 
 	mu       sync.Mutex
-	onCommit []func() // wakes in-process feeds after a write
-	feed     *Feed    // this node's feed, if one runs
+	onCommit []func(last int64) // wakes in-process feeds after a write
+	feed     *Feed              // this node's feed, if one runs
 
 	notify *notifier // PostgreSQL: tells other nodes about commits
 	gate   writeGate // SQLite: writers wait their turn here
@@ -219,8 +219,9 @@ func (s *Store) Ping(ctx context.Context) error {
 // Reader is the read side, used outside any transaction.
 func (s *Store) Reader() Queries { return Queries{db: s.db, dialect: s.dialect} }
 
-// OnCommit registers f to run after every committed write of this process.
-func (s *Store) OnCommit(f func()) {
+// OnCommit registers f to run after every committed write of this
+// process, given the write's last change id.
+func (s *Store) OnCommit(f func(last int64)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.onCommit = append(s.onCommit, f)
@@ -312,7 +313,7 @@ func (s *Store) Write(ctx context.Context, fn func(ctx context.Context, tx *Tx) 
 		fs := s.onCommit
 		s.mu.Unlock()
 		for _, f := range fs {
-			f()
+			f(t.last)
 		}
 	}
 	return t.last, nil

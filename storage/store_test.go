@@ -264,7 +264,7 @@ func TestWriteRollsBack(t *testing.T) {
 	eachStore(t, func(t *testing.T, s *storage.Store) {
 		ctx := t.Context()
 		var commits int
-		s.OnCommit(func() { commits++ })
+		s.OnCommit(func(int64) { commits++ })
 		boom := errors.New("boom")
 		id, err := s.Write(ctx, func(ctx context.Context, tx *storage.Tx) error {
 			err := errors.Join(
@@ -327,7 +327,7 @@ func TestChanged(t *testing.T) {
 	eachStore(t, func(t *testing.T, s *storage.Store) {
 		ctx, q := t.Context(), s.Reader()
 		var commits int
-		s.OnCommit(func() { commits++ })
+		s.OnCommit(func(int64) { commits++ })
 		for round := range 2 { // the same objects change again in a later transaction
 			for _, tc := range tests {
 				before, err := q.LastChange(ctx)
