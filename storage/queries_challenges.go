@@ -52,8 +52,13 @@ func (q Queries) Challenges(ctx context.Context, hostnameIDs ...string) ([]Chall
 	if len(hostnameIDs) == 0 {
 		return cs, nil
 	}
-	err := q.db.NewSelect().Model(&cs).Where("hostname_id IN (?)", bun.In(hostnameIDs)).OrderExpr("id DESC").Scan(ctx)
+	err := q.challenges(&cs, hostnameIDs).Scan(ctx)
 	return cs, mapErr(err)
+}
+
+// challenges is Challenges' read, into cs.
+func (q Queries) challenges(cs *[]Challenge, hostnameIDs []string) *bun.SelectQuery {
+	return q.db.NewSelect().Model(cs).Where("hostname_id IN (?)", bun.In(hostnameIDs)).OrderExpr("id DESC")
 }
 
 // LastChallenge is the newest value written for a hostname, if any.

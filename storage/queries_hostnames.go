@@ -140,8 +140,13 @@ func (q Queries) HostnamesByID(ctx context.Context, ids []string) ([]Hostname, e
 	if len(ids) == 0 {
 		return hs, nil
 	}
-	err := q.db.NewSelect().Model(&hs).Where("id IN (?)", bun.In(ids)).Scan(ctx)
+	err := q.hostnamesByID(&hs, ids).Scan(ctx)
 	return hs, mapErr(err)
+}
+
+// hostnamesByID is HostnamesByID's read, into hs.
+func (q Queries) hostnamesByID(hs *[]Hostname, ids []string) *bun.SelectQuery {
+	return q.db.NewSelect().Model(hs).Where("id IN (?)", bun.In(ids))
 }
 
 // UpdateHostname writes every column of h.

@@ -41,9 +41,13 @@ func (q Queries) Records(ctx context.Context, hostnameIDs ...string) ([]Record, 
 	if len(hostnameIDs) == 0 {
 		return rs, nil
 	}
-	err := q.db.NewSelect().Model(&rs).Where("hostname_id IN (?)", bun.In(hostnameIDs)).
-		OrderExpr("created_at, id").Scan(ctx)
+	err := q.records(&rs, hostnameIDs).Scan(ctx)
 	return rs, mapErr(err)
+}
+
+// records is Records' read, into rs.
+func (q Queries) records(rs *[]Record, hostnameIDs []string) *bun.SelectQuery {
+	return q.db.NewSelect().Model(rs).Where("hostname_id IN (?)", bun.In(hostnameIDs)).OrderExpr("created_at, id")
 }
 
 // ScanRecords calls fn for every record of a hostname DNS may serve.

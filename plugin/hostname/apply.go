@@ -122,21 +122,13 @@ func (ix *Index) Apply(ctx context.Context, q storage.Queries, cs []storage.Chan
 		}
 		moved = zs.adopt(prev)
 	}
-	hs, err := q.HostnamesByID(ctx, ids)
-	if err != nil {
-		return err
-	}
-	rs, err := q.Records(ctx, ids...)
+	hs, rs, cs2, err := q.HostnamesWithRows(ctx, ids)
 	if err != nil {
 		return err
 	}
 	recs := map[string][]storage.Record{}
 	for _, r := range rs {
 		recs[r.HostnameID] = append(recs[r.HostnameID], r)
-	}
-	cs2, err := q.Challenges(ctx, ids...)
-	if err != nil {
-		return err
 	}
 	chals := map[string][]storage.Challenge{}
 	for _, c := range cs2 {
