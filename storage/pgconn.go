@@ -79,9 +79,10 @@ type pqConn interface {
 
 type pgConn struct {
 	pqConn
-	kept      string // statements to send before the next one, each ending "; "
-	beginKept bool   // kept starts with the transaction's BEGIN
-	sent      uint64 // statements sent or kept so far (see Tx.remember)
+	kept      string     // statements to send before the next one, each ending "; "
+	beginKept bool       // kept starts with the transaction's BEGIN
+	sent      uint64     // statements sent or kept so far (see Tx.remember)
+	sock      *stallConn // its socket, if known
 	tx        *connOf
 	// ending: a query carried the transaction's COMMIT (commitRows); over:
 	// the COMMIT ran, so there is no transaction left to end; failed: what
@@ -105,9 +106,9 @@ type commitAfter struct{}
 // begin starts a read-write transaction with the server's isolation level.
 const begin = "BEGIN READ WRITE; "
 
-func wrapPQ(c driver.Conn) driver.Conn {
+func wrapPQ(c driver.Conn, sock *stallConn) driver.Conn {
 	if pc, ok := c.(pqConn); ok {
-		return &pgConn{pqConn: pc}
+		return &pgConn{pqConn: pc, sock: sock}
 	}
 	return c
 }
@@ -232,6 +233,13 @@ func (c *pgConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx,
 		o.c = c
 	}
 	if tx, ok := c.pqConn.(driver.Tx); ok && opts.Isolation == driver.IsolationLevel(sql.LevelDefault) && !opts.ReadOnly {
+		// A BEGIN sent at once finds a pooled connection that died while
+		// idle, and database/sql begins again on another. A kept one
+		// would find it with the write's first statement, past where
+		// anything begins again: so it is looked at now.
+		if c.sock != nil && c.sock.gone() {
+			return nil, driver.ErrBadConn
+		}
 		// Only a transaction begun here may carry its COMMIT: lib/pq's
 		// own has a watcher of its context that its Commit ends.
 		c.kept, c.beginKept, c.tx = begin, true, o

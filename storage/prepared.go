@@ -77,7 +77,8 @@ type preparing struct {
 }
 
 func (c *preparing) Connect(ctx context.Context) (driver.Conn, error) {
-	conn, err := c.Connector.Connect(ctx)
+	sock := &dialed{}
+	conn, err := c.Connector.Connect(context.WithValue(ctx, dialed{}, sock))
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +88,7 @@ func (c *preparing) Connect(ctx context.Context) (driver.Conn, error) {
 			return nil, err
 		}
 	}
-	return wrapPQ(conn), nil
+	return wrapPQ(conn, sock.c), nil
 }
 
 // execute is the call of s with args, to be run or scanned like any bun

@@ -38,8 +38,15 @@ func (d stallDialer) DialContext(ctx context.Context, network, addr string) (net
 	if err != nil {
 		return nil, err
 	}
-	return &stallConn{Conn: c, timeout: d.timeout}, nil
+	sc := &stallConn{Conn: c, timeout: d.timeout}
+	if slot, _ := ctx.Value(dialed{}).(*dialed); slot != nil {
+		slot.c = sc
+	}
+	return sc, nil
 }
+
+// dialed, in the context a connection is opened with, learns its socket.
+type dialed struct{ c *stallConn }
 
 // stallConn sets a read deadline before each read: a pooled connection
 // reads only while a statement waits for its answer, so an idle one is
