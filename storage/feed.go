@@ -46,12 +46,14 @@ type Feed struct {
 
 	mu   sync.Mutex
 	last int64
-	// announced is the newest change id this node heard committed (its
-	// own writes, their waiters, NOTIFY). A read of the changes that
-	// begins after that covers it: due is set from a wake until the read
-	// it asked for begins, reading while one runs, covers is announced as
-	// it began, and skipped notes a wake left to such a read.
-	announced, covers     int64
+	// A change whose commit this node heard of (its own writes, their
+	// waiters, NOTIFY) is found by a read of the changes that begins after
+	// that. due is set from a wake until the read it asked for begins;
+	// announced are the changes heard of meanwhile, covered those heard
+	// of before the running read began (reading is set while one runs);
+	// skipped notes a wake left to such a read. Ids do not tell: a
+	// change's id is taken before its commit, not in commit order.
+	announced, covered    map[int64]bool
 	due, reading, skipped bool
 	gaps                  map[int64]*gap
 	loaded                bool
@@ -98,19 +100,20 @@ func NewFeed(s *Store, consumer Consumer, poll time.Duration, log *slog.Logger) 
 }
 
 // WakeFor asks the feed for change id, whose commit is done: unless a
-// read that begins after that is due, or runs (it finds the change), the
-// feed looks again. A write's commit, each of its waiters and its NOTIFY ask
+// read that begins after now is due, or one runs that began after the
+// same change was asked for (either finds it), the feed looks again. A write's commit, each of its waiters and its NOTIFY ask
 // for its change, one after the other: a read for each would find
 // nothing new half the time.
 func (f *Feed) WakeFor(id int64) {
 	f.mu.Lock()
-	f.announced = max(f.announced, id)
 	wake := false
 	switch {
-	case f.due, f.reading && id <= f.covers:
+	case f.due:
+		f.announced[id], f.skipped = true, true
+	case f.reading && f.covered[id]:
 		f.skipped = true
 	default:
-		f.due, wake = true, true
+		f.due, f.announced, wake = true, map[int64]bool{id: true}, true
 	}
 	f.mu.Unlock()
 	if wake {
@@ -306,7 +309,7 @@ func (f *Feed) catchUp(ctx context.Context) {
 
 func (f *Feed) step(ctx context.Context) (int, error) {
 	f.mu.Lock()
-	f.due, f.reading, f.covers = false, true, f.announced
+	f.due, f.reading, f.covered, f.announced = false, true, f.announced, nil
 	last := f.last
 	gaps := make([]int64, 0, len(f.gaps))
 	for id := range f.gaps {

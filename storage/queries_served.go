@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/uptrace/bun"
@@ -51,7 +52,10 @@ func (q Queries) HostnamesWithRows(ctx context.Context, ids []string) ([]Hostnam
 	}
 	for i, next := range sets {
 		if i > 0 && !rows.NextResultSet() {
-			return nil, nil, nil, mapErr(rows.Err())
+			if err := rows.Err(); err != nil {
+				return nil, nil, nil, mapErr(err)
+			}
+			return nil, nil, nil, fmt.Errorf("storage: read %d of %d returned no result", i+1, len(sets))
 		}
 		if err := scan(next); err != nil {
 			return nil, nil, nil, mapErr(err)
