@@ -24,36 +24,35 @@ func TestCarriedCommit(t *testing.T) {
 		return &storage.Account{ID: id, Name: "x", Plan: "free", CreatedAt: 1}
 	}
 	errOver := errors.New("overdrawn")
-	var over int64
 	cases := []struct {
 		name   string
 		pgOnly bool // a constraint only the COMMIT checks
-		fn     func(ctx context.Context, tx *storage.Tx) error
+		fn     func(ctx context.Context, tx *storage.Tx, over *int64) error
 		want   error
 		ids    []string // the accounts there after
 	}{
-		{"commits", false, func(ctx context.Context, tx *storage.Tx) error {
+		{"commits", false, func(ctx context.Context, tx *storage.Tx, _ *int64) error {
 			tx.InsertLater("account", "a1", account("a1"))
 			return tx.Changed(ctx, "account", "a1")
 		}, nil, []string{"a1", "taken"}},
-		{"within its rate limit", false, func(ctx context.Context, tx *storage.Tx) error {
+		{"within its rate limit", false, func(ctx context.Context, tx *storage.Tx, _ *int64) error {
 			tx.InsertLater("account", "a1", account("a1"))
 			tx.ChargeLater("taken", "test", 1000, 10, 1010, func(int64) error { return errOver })
 			return nil
 		}, nil, []string{"a1", "taken"}},
-		{"an overdrawn rate limit", false, func(ctx context.Context, tx *storage.Tx) error {
+		{"an overdrawn rate limit", false, func(ctx context.Context, tx *storage.Tx, over *int64) error {
 			tx.InsertLater("account", "a1", account("a1"))
-			tx.ChargeLater("taken", "test", 1000, 10, 1004, func(o int64) error { over = o; return errOver })
+			tx.ChargeLater("taken", "test", 1000, 10, 1004, func(o int64) error { *over = o; return errOver })
 			return tx.Changed(ctx, "account", "a1")
 		}, errOver, []string{"taken"}},
-		{"a conflict in the statement", false, func(ctx context.Context, tx *storage.Tx) error {
+		{"a conflict in the statement", false, func(ctx context.Context, tx *storage.Tx, _ *int64) error {
 			if err := tx.ExecTx(ctx, insert("accounts", "a1")); err != nil {
 				return err
 			}
 			tx.InsertLater("account", "taken", account("taken"))
 			return tx.Changed(ctx, "account", "taken")
 		}, storage.ErrConflict, []string{"taken"}},
-		{"a conflict at the COMMIT", true, func(ctx context.Context, tx *storage.Tx) error {
+		{"a conflict at the COMMIT", true, func(ctx context.Context, tx *storage.Tx, _ *int64) error {
 			for _, q := range []string{insert("accounts", "a1"), insert("deferred", "x"), insert("deferred", "x")} {
 				if err := tx.ExecTx(ctx, q); err != nil {
 					return err
@@ -77,8 +76,9 @@ func TestCarriedCommit(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				over = 0
-				if _, err := s.Write(t.Context(), c.fn); !errors.Is(err, c.want) && (err != nil || c.want != nil) {
+				var over int64
+				_, err := s.Write(t.Context(), func(ctx context.Context, tx *storage.Tx) error { return c.fn(ctx, tx, &over) })
+				if !errors.Is(err, c.want) && (err != nil || c.want != nil) {
 					t.Errorf("write: %v, want %v", err, c.want)
 				}
 				if c.want == errOver && over != 6 {
