@@ -132,8 +132,13 @@ type node struct {
 	keyring *accounts.Keyring
 	// served are the TSIG keys this node's DNS servers verify (set by the
 	// plugin when they start), by name with the trailing dot.
-	served  atomic.Pointer[map[string]string]
-	metrics *feedMetrics
+	served atomic.Pointer[map[string]string]
+	// tsigMu guards a reload for new keys in flight (ReloadTSIG) and the
+	// keys its new servers verify, counted once it is done.
+	tsigMu    sync.Mutex
+	reloading int
+	incoming  *map[string]string
+	metrics   *feedMetrics
 	// guesses throttles wrong admin tokens: the API and the dashboard, and
 	// the old and new instance of a reload, count together.
 	guesses *ratelimit.Guesses

@@ -54,10 +54,37 @@ func (n *Node) OnTSIGChange(f func()) { n.node.keyring.OnChange(f) }
 // Updater applies DNS UPDATE messages.
 func (a *App) Updater() *dnsupdate.Updater { return a.updater }
 
-// ServeTSIG tells the node which keys its DNS servers verify now.
+// ServeTSIG tells the node which keys its DNS servers verify now. During
+// a reload for new keys (ReloadTSIG) the new servers are set up before the
+// old ones stop, and until then a query may reach either: their keys count
+// once the reload is done.
 func (n *Node) ServeTSIG(secrets map[string]string) {
 	m := maps.Clone(secrets)
+	n.node.tsigMu.Lock()
+	defer n.node.tsigMu.Unlock()
+	if n.node.reloading > 0 {
+		n.node.incoming = &m
+		return
+	}
 	n.node.served.Store(&m)
+}
+
+// ReloadTSIG runs reload, which restarts the DNS servers for new keys; the
+// keys the new servers verify (ServeTSIG) count once it returned, if it
+// worked.
+func (n *Node) ReloadTSIG(reload func() error) {
+	n.node.tsigMu.Lock()
+	n.node.reloading++
+	n.node.tsigMu.Unlock()
+	err := reload()
+	n.node.tsigMu.Lock()
+	defer n.node.tsigMu.Unlock()
+	if n.node.reloading--; n.node.reloading == 0 {
+		if n.node.incoming != nil && err == nil {
+			n.node.served.Store(n.node.incoming)
+		}
+		n.node.incoming = nil
+	}
 }
 
 // awaitTSIG waits, up to 10 s (a reload on a loaded machine), until the

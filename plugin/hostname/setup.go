@@ -178,6 +178,7 @@ type updateNode interface {
 	TSIGSecrets() map[string]string
 	OnTSIGChange(f func())
 	ServeTSIG(secrets map[string]string)
+	ReloadTSIG(reload func() error)
 }
 
 // startNode starts the node of cfg: a writer, or a read-only node.

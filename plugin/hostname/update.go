@@ -58,6 +58,7 @@ func setupTSIG(c *caddy.Controller, cfg *config) (map[string]string, error) {
 type reloader struct {
 	mu      sync.Mutex
 	inst    *caddy.Instance // set when the instance has started, nil once it stops
+	node    updateNode      // its node, once the handler started
 	pending *time.Timer
 	last    time.Time
 }
@@ -140,18 +141,26 @@ func (r *reloader) fire() {
 		reloaded.Store(key, time.Now())
 	}
 	r.pending, r.last = nil, time.Now()
+	n := r.node
 	r.mu.Unlock()
-	if i == nil {
+	if i == nil || n == nil {
 		return
 	}
 	log.Infof("TSIG keys changed: reloading so that the DNS servers verify the new set")
-	if _, err := i.Restart(nil); err != nil {
-		log.Errorf("reload for new TSIG keys failed: %v", err)
-	}
+	n.ReloadTSIG(func() error {
+		_, err := i.Restart(nil)
+		if err != nil {
+			log.Errorf("reload for new TSIG keys failed: %v", err)
+		}
+		return err
+	})
 }
 
 // startTSIG follows the store's keys once the node is up.
 func (h *Handler) startTSIG(n updateNode, u Updater) {
+	h.reloader.mu.Lock()
+	h.reloader.node = n
+	h.reloader.mu.Unlock()
 	n.ServeTSIG(h.tsigSecrets)
 	h.updater = u
 	h.watchKeys(n)
