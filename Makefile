@@ -32,7 +32,8 @@ fuzz: test-deps
 # file plugin and signed, each also with fast_udp, start-up and memory on SQLite and PostgreSQL, API
 # latency with 16 clients, signed DNS UPDATE beside it, propagation between
 # two nodes; at 10 k, 100 k and 1 M names. Then the large account: creates into one account in bands of
-# 10 k up to 200 k, and across its millionth name, on both stores. Then, in a
+# 10 k up to 200 k, and across its millionth name, on both stores, beside a band of as many
+# creates spread over 16 accounts in the same run (the machine's rate then). Then, in a
 # second table, the peers on the same names: Knot and PowerDNS (gpgsql)
 # unsigned and signed, and the file plugin, each with Hostmint's figure over
 # theirs (BENCH_FLAGS="-skip peers" leaves them out; "-skip dns,pg,update,account"

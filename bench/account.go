@@ -33,6 +33,11 @@ type accountRun struct {
 	// (clients connections, one TSIG key).
 	dnsMints, dnsRepoints band
 	million               band // the creates that pass the 1 000 000th name
+	// The same number of creates spread over clients accounts, in the same
+	// run: what the machine does at that moment without the one account's
+	// row, against which the account's own rate is read (this machine's
+	// speed varies by a third within the hour).
+	spread band
 }
 
 // largeAccount creates hostnames into one business account (cap raised out
@@ -79,6 +84,12 @@ func largeAccount(bin, dir string, d storage.Dialect, pg string, clients, total,
 		ids = append(ids, made...)
 		log.Printf("large account, %s: %d -> %d names: %.0f creates/s, p99 %s, %d refused", d, b.from, b.to, b.create.perSecond, b.create.p99, b.refused)
 	}
+	if run.spread, err = spreadBand(s, newClient(s, tok), clients, total, bandSize); err != nil {
+		s.stop()
+		return run, err
+	}
+	log.Printf("large account, %s: the same %d creates over %d accounts: %.0f/s, p99 %s, %d refused", d, bandSize, clients,
+		run.spread.create.perSecond, run.spread.create.p99, run.spread.refused)
 	run.updates = updateBand(c, clients, ids, min(bandSize, len(ids)))
 	log.Printf("large account, %s: %d updates: %.0f/s, p99 %s, %d refused", d, run.updates.to, run.updates.create.perSecond,
 		run.updates.create.p99, run.updates.refused)
@@ -139,6 +150,24 @@ func createBand(c *apiClient, clients, from, n int) (band, []string) {
 	})
 	b.from, b.to = from, from+n
 	return b, slices.DeleteFunc(ids, func(id string) bool { return id == "" })
+}
+
+// spreadBand posts n creates from clients callers as createBand does, the
+// i-th into the (i mod clients)-th of clients new accounts, so that callers
+// at once write to different accounts.
+func spreadBand(s *server, admin *apiClient, clients, from, n int) (band, error) {
+	cs := make([]*apiClient, clients)
+	for i := range cs {
+		var err error
+		if _, cs[i], err = newAccountID(s, admin, fmt.Sprintf("bench-spread-%d", i)); err != nil {
+			return band{}, err
+		}
+	}
+	b := timeBand(clients, n, func(i int) bool {
+		return cs[i%clients].call("POST", "/api/v1/hostnames", map[string]string{"ip": largeAddr(from + i)}, 201, nil) == nil
+	})
+	b.to = n
+	return b, nil
 }
 
 // updateBand moves n of the account's hostnames (ids, spread over them)
@@ -318,6 +347,15 @@ func printAccountTable(w io.Writer, runs []accountRun, clients int, markdown boo
 		}
 		line(fmt.Sprintf("%d → %d (the 1 000 000th)", runs[0].million.from, runs[0].million.to), cells)
 	}
+	if runs[0].spread.to > 0 {
+		cells, ratios := []string{}, []string{}
+		for _, r := range runs {
+			cells = append(cells, cell(r.spread))
+			ratios = append(ratios, fmt.Sprintf("%.2f", mean(r.bands)/r.spread.create.perSecond))
+		}
+		line(fmt.Sprintf("%d creates, %d accounts", runs[0].spread.to, clients), cells)
+		line("one account / many", ratios)
+	}
 	cells := []string{}
 	for _, r := range runs {
 		first, last := r.bands[0].create.perSecond, r.bands[len(r.bands)-1].create.perSecond
@@ -325,4 +363,13 @@ func printAccountTable(w io.Writer, runs []accountRun, clients int, markdown boo
 	}
 	line("last band / first (>= 0.7)", cells)
 	fmt.Fprintf(w, "\none business account, %d clients at once, profile 1\n", clients)
+}
+
+// mean is the bands' mean rate.
+func mean(bs []band) float64 {
+	var sum float64
+	for _, b := range bs {
+		sum += b.create.perSecond
+	}
+	return sum / float64(len(bs))
 }
