@@ -86,6 +86,10 @@ func (t *Tx) flush(ctx context.Context, commit bool) error {
 		parts      []bun.Query
 		cIdx, aIdx = -1, -1
 	)
+	// A batch's kept hostnames (unlocked.go): no row put off can be one of
+	// them, none being written yet.
+	t.later, t.kept = append(t.later, t.kept...), nil
+	capExprs, capArgs := t.capColumns(t.later)
 	if updateAfterInsert(t.later) { // perhaps of that row: in their order, now
 		if err := t.insertLater(ctx); err != nil {
 			return err
@@ -131,9 +135,9 @@ func (t *Tx) flush(ctx context.Context, commit bool) error {
 	}
 	carry := commit && t.pg != nil && t.pg.tx != nil
 	switch {
-	case len(parts) == 0:
+	case len(parts) == 0 && len(capExprs) == 0:
 		return nil
-	case t.dialect == Postgres && (len(parts) > 1 || carry):
+	case t.dialect == Postgres && (len(parts) > 1 || carry || len(capExprs) > 0):
 		sel := t.tx.NewSelect()
 		for i, q := range parts {
 			sel = sel.With(fmt.Sprintf("w%d", i), q)
@@ -142,7 +146,12 @@ func (t *Tx) flush(ctx context.Context, commit bool) error {
 			last, audited sql.NullInt64
 			partIDs       []int64
 		)
-		dest := []any{&last, &audited}
+		var dest []any
+		for i, expr := range capExprs { // first: see capColumns
+			sel = sel.ColumnExpr(expr, capArgs[i]...)
+			dest = append(dest, new(int64))
+		}
+		dest = append(dest, &last, &audited)
 		sel = sel.ColumnExpr(maxID(cIdx)).ColumnExpr(maxID(aIdx))
 		if pIdx >= 0 {
 			// Ids come from a sequence in the order the rows were listed.
@@ -157,7 +166,7 @@ func (t *Tx) flush(ctx context.Context, commit bool) error {
 			if refused := t.overdrawn(err); refused != err {
 				return refused
 			}
-			return mapErr(err)
+			return mapErr(capped(err))
 		}
 		t.last = max(t.last, last.Int64)
 		if row != nil {

@@ -201,6 +201,7 @@ func (s *Store) runBatch(batch []*groupPart, ran func()) {
 	defer cancel()
 	last, err := s.Write(ctx, func(ctx context.Context, t *Tx) error {
 		defer ran()
+		t.batch = t.dialect == Postgres // its parts read the account unlocked (unlocked.go)
 		ok := false
 		for i, p := range batch {
 			p.err, p.rows = nil, nil
@@ -259,7 +260,10 @@ var errBatchBroken = errors.New("storage: the batch's transaction broke")
 // database and t's own queues are as they were before it. Its audit entry
 // (the one of p's context) is queued for t's flush, and the rows it put
 // off are written before the next part, so that the next part sees them
-// (a cap counts them) and a constraint they break fails this part only.
+// and a constraint they break fails this part only. On PostgreSQL its new
+// hostnames wait for the batch's last statement instead (unlocked.go): the
+// next part's read of the account counts them, and a label they take twice
+// fails the batch, whose writes then run again alone.
 // The part's statements run under ctx, the batch's context with the
 // part's values: a caller that stops waiting must not have the driver
 // abort a statement of the shared transaction. broken reports that the
@@ -272,15 +276,16 @@ func (t *Tx) part(ctx context.Context, p *groupPart, i int) (err, broken error) 
 	}
 	pctx, cancel := context.WithDeadline(context.WithoutCancel(p.ctx), deadline(ctx))
 	defer cancel()
-	changes, changed, charges := len(t.changes), maps.Clone(t.changed), slices.Clone(t.charges)
+	changes, changed, charges, caps := len(t.changes), maps.Clone(t.changed), slices.Clone(t.charges), maps.Clone(t.caps)
 	t.created, t.touched, t.noAudit = "", "", false
 	err = runPart(p, pctx, t)
-	if err == nil { // sent with the next part's first statement (pgconn.go)
+	if err == nil { // new hostnames wait for the last statement (unlocked.go), the rest is
+		t.keepLater() // sent with the next part's first statement (pgconn.go)
 		err = t.writeLater(pctx, true)
 	}
 	if err != nil {
 		t.later = nil
-		t.changes, t.changed, t.charges = t.changes[:changes], changed, charges
+		t.changes, t.changed, t.charges, t.caps = t.changes[:changes], changed, charges, caps
 		if _, rerr := t.tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT "+sp); rerr != nil {
 			return mapErr(err), rerr
 		}

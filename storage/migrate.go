@@ -345,6 +345,13 @@ CREATE INDEX rate_events_at ON rate_events (at)`, map[Dialect]string{
 	{22, "rate limits checked in the statement that charges them", "", map[Dialect]string{
 		Postgres: `CREATE FUNCTION hostmint_overdrawn(charge INTEGER, over BIGINT) RETURNS BIGINT LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION USING ERRCODE = 'HM429', MESSAGE = 'rate limit bucket overdrawn', DETAIL = charge || ' ' || over; END $$`,
 	}},
+	// A batch's parts read the account without its lock (unlocked.go); its
+	// last statement takes the lock and checks the cap its creates were
+	// allowed under. A function, so that its read is of the row as the
+	// lock leaves it, not of the statement's snapshot.
+	{23, "the cap checked again under the lock by a batch's last statement", "", map[Dialect]string{
+		Postgres: `CREATE FUNCTION hostmint_capped(account TEXT, adding BIGINT, cap BIGINT) RETURNS BIGINT LANGUAGE plpgsql AS $$ DECLARE held BIGINT; BEGIN SELECT active_hostnames INTO held FROM accounts WHERE id = account FOR NO KEY UPDATE; IF held + adding > cap THEN RAISE EXCEPTION USING ERRCODE = 'HM409', MESSAGE = 'active-hostname cap passed', DETAIL = account || ' ' || held || ' + ' || adding || ' > ' || cap; END IF; RETURN held; END $$`,
+	}},
 }
 
 // recountActive sets every account's active_hostnames from its rows: once

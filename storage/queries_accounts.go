@@ -39,7 +39,13 @@ func (q Queries) Accounts(ctx context.Context) ([]Account, error) {
 func (q Queries) LockAccount(ctx context.Context, id string) (*Account, error) {
 	a := new(Account)
 	if q.dialect == Postgres {
-		return a, mapErr(q.execute(lockAccount, id).Scan(ctx, a))
+		if err := q.execute(lockAccount, id).Scan(ctx, a); err != nil {
+			return a, mapErr(err)
+		}
+		if q.unlocked() { // its parts' creates, kept for the last statement
+			a.ActiveHostnames += q.tx.pendingActive(id)
+		}
+		return a, nil
 	}
 	return a, mapErr(q.db.NewSelect().Model(a).Where("id = ?", id).Scan(ctx))
 }
@@ -47,7 +53,8 @@ func (q Queries) LockAccount(ctx context.Context, id string) (*Account, error) {
 // LockAccountInPool is LockAccount and PoolDomainFor in one round trip on
 // PostgreSQL: a [P1] create needs both before anything else, while the
 // account's other creates wait (see group.go). The domain is nil when no
-// pool domain is active.
+// pool domain is active. A batch's part reads the account Unlocked
+// (unlocked.go).
 func (q Queries) LockAccountInPool(ctx context.Context, id, label, except string) (*Account, *Domain, LabelState, error) {
 	if q.dialect != Postgres {
 		a, err := q.LockAccount(ctx, id)
@@ -68,12 +75,21 @@ func (q Queries) LockAccountInPool(ctx context.Context, id, label, except string
 		}
 	}
 	a, row := new(Account), new(poolDomainRow)
-	found, err := q.executeAll(ctx, pgCall{lockAccount, []any{id}, a}, pgCall{poolDomainFor, []any{label, except}, row})
+	read := lockAccount
+	if q.unlocked() {
+		read = accountByID
+	}
+	found, err := q.executeAll(ctx, pgCall{read, []any{id}, a}, pgCall{poolDomainFor, []any{label, except}, row})
 	switch {
 	case err != nil:
 		return nil, nil, LabelState{}, mapErr(err)
 	case !found[0]:
 		return nil, nil, LabelState{}, ErrNotFound
+	}
+	if q.unlocked() {
+		q.tx.asUnlocked(a)
+	}
+	switch {
 	case !found[1]:
 		return a, nil, LabelState{}, nil
 	}
@@ -97,6 +113,11 @@ var (
 	})
 	lockAccount = newPGStatement("lock_account", func(db *bun.DB) string {
 		return db.NewSelect().Model((*Account)(nil)).Where("id = $1").For("UPDATE").String()
+	})
+	// lock_account_if_free, for a batch's part (unlocked.go).
+	accountIfFree = newPGStatement("account_if_free", func(db *bun.DB) string {
+		return db.NewSelect().Model((*Account)(nil)).Where("id = $1").
+			Where("NOT EXISTS (SELECT 1 FROM hostnames WHERE domain_id = $2 AND label = $3 AND status <> ?)", StatusReleased).String()
 	})
 	// lock_account, when no hostname holds label $3 on domain $2.
 	lockAccountIfFree = newPGStatement("lock_account_if_free", func(db *bun.DB) string {

@@ -79,15 +79,19 @@ func (q Queries) LockHostnameByLabel(ctx context.Context, domainID, label string
 // label for accountID if no hostname holds it ([P1] DNS UPDATE). On
 // PostgreSQL the same round trip then reads what the mint's
 // LockAccountInPool(accountID, label, except) reads, and leaves it for that
-// call (memo.go).
+// call (memo.go): in a batch's part, as that reads it (unlocked.go).
 func (q Queries) LockHostnameByLabelFor(ctx context.Context, domainID, label, accountID, except string) (*Hostname, error) {
 	if q.dialect != Postgres || q.tx == nil {
 		return q.LockHostnameByLabel(ctx, domainID, label)
 	}
 	h, a, row := new(Hostname), new(Account), new(poolDomainRow)
+	ifFree := lockAccountIfFree
+	if q.unlocked() {
+		ifFree = accountIfFree
+	}
 	found, err := q.executeAll(ctx,
 		pgCall{lockHostnameByLabel, []any{domainID, label}, h},
-		pgCall{lockAccountIfFree, []any{accountID, domainID, label}, a},
+		pgCall{ifFree, []any{accountID, domainID, label}, a},
 		pgCall{poolDomainFor, []any{label, except}, row})
 	switch {
 	case err != nil:
@@ -96,6 +100,9 @@ func (q Queries) LockHostnameByLabelFor(ctx context.Context, domainID, label, ac
 		q.tx.remember(lockHostnameKey(h.ID), *h)
 		return h, nil
 	case found[1]:
+		if q.unlocked() {
+			q.tx.asUnlocked(a)
+		}
 		r := accountInPool{acct: a}
 		if found[2] {
 			r.dom, r.st = &row.Domain, row.state()

@@ -246,6 +246,11 @@ type Tx struct {
 	joined     bool            // WriteAll's: its parts are several rule calls
 	pg         *pgConn         // its connection on PostgreSQL (pgconn.go), else nil
 	memo       memo            // see remember
+	// A batch's parts on PostgreSQL read accounts without their lock, and
+	// keep their new hostnames for the last statement (unlocked.go).
+	batch bool
+	kept  []laterWrite   // the hostnames the batch's parts put off
+	caps  map[string]int // the least cap each account's creates were allowed under
 }
 
 // NotifyChannel is the PostgreSQL channel on which writes announce changes.
