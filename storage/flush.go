@@ -149,7 +149,7 @@ func (t *Tx) flush(ctx context.Context, commit bool) error {
 		var dest []any
 		for i, expr := range capExprs { // first: see capColumns
 			sel = sel.ColumnExpr(expr, capArgs[i]...)
-			dest = append(dest, new(int64))
+			dest = append(dest, new(sql.NullInt64)) // NULL: the account is gone (its inserts fail on their key)
 		}
 		dest = append(dest, &last, &audited)
 		sel = sel.ColumnExpr(maxID(cIdx)).ColumnExpr(maxID(aIdx))
