@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -106,6 +107,26 @@ func BenchmarkCreate(b *testing.B) {
 				f.create(b, i)
 				i++
 			}
+			b.ReportMetric(float64(f.stmts.Load())/float64(b.N), "stmts/op")
+		})
+	}
+}
+
+// BenchmarkCreateOneAccount is BenchmarkCreate from 16 callers at once,
+// all into the one account: its creates share batches (storage/group.go),
+// and ns/op is the account's time per create.
+func BenchmarkCreateOneAccount(b *testing.B) {
+	for _, d := range storagetest.Dialects {
+		b.Run(string(d), func(b *testing.B) {
+			f := newFixture(b, d)
+			f.stmts.Store(0)
+			var next atomic.Int64
+			b.SetParallelism(max(1, 16/runtime.GOMAXPROCS(0)))
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					f.create(b, int(next.Add(1)))
+				}
+			})
 			b.ReportMetric(float64(f.stmts.Load())/float64(b.N), "stmts/op")
 		})
 	}
