@@ -114,18 +114,20 @@ var (
 	lockAccount = newPGStatement("lock_account", func(db *bun.DB) string {
 		return db.NewSelect().Model((*Account)(nil)).Where("id = $1").For("UPDATE").String()
 	})
-	// lock_account_if_free, for a batch's part (unlocked.go).
+	// lock_account_if_free without the lock, for a batch's part (unlocked.go).
 	accountIfFree = newPGStatement("account_if_free", func(db *bun.DB) string {
-		return db.NewSelect().Model((*Account)(nil)).Where("id = $1").
-			Where("NOT EXISTS (SELECT 1 FROM hostnames WHERE domain_id = $2 AND label = $3 AND status <> ?)", StatusReleased).String()
+		return ifFree(db).String()
 	})
-	// lock_account, when no hostname holds label $3 on domain $2.
 	lockAccountIfFree = newPGStatement("lock_account_if_free", func(db *bun.DB) string {
-		return db.NewSelect().Model((*Account)(nil)).Where("id = $1").
-			Where("NOT EXISTS (SELECT 1 FROM hostnames WHERE domain_id = $2 AND label = $3 AND status <> ?)", StatusReleased).
-			For("UPDATE").String()
+		return ifFree(db).For("UPDATE").String()
 	})
 )
+
+// ifFree selects account $1 when no hostname holds label $3 on domain $2.
+func ifFree(db *bun.DB) *bun.SelectQuery {
+	return db.NewSelect().Model((*Account)(nil)).Where("id = $1").
+		Where("NOT EXISTS (SELECT 1 FROM hostnames WHERE domain_id = $2 AND label = $3 AND status <> ?)", StatusReleased)
+}
 
 // UpdateAccount writes every column of a but the counters, which the
 // triggers keep (a copy read earlier must not put back a stale count).

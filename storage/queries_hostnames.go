@@ -85,13 +85,13 @@ func (q Queries) LockHostnameByLabelFor(ctx context.Context, domainID, label, ac
 		return q.LockHostnameByLabel(ctx, domainID, label)
 	}
 	h, a, row := new(Hostname), new(Account), new(poolDomainRow)
-	ifFree := lockAccountIfFree
+	read := lockAccountIfFree
 	if q.unlocked() {
-		ifFree = accountIfFree
+		read = accountIfFree
 	}
 	found, err := q.executeAll(ctx,
 		pgCall{lockHostnameByLabel, []any{domainID, label}, h},
-		pgCall{ifFree, []any{accountID, domainID, label}, a},
+		pgCall{read, []any{accountID, domainID, label}, a},
 		pgCall{poolDomainFor, []any{label, except}, row})
 	switch {
 	case err != nil:
