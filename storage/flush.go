@@ -95,7 +95,20 @@ func (t *Tx) flush(ctx context.Context, commit bool) error {
 			return err
 		}
 	}
+	// The hostnames go in one insert of many rows, where the first was:
+	// a batch's (group.go) cost a statement each, which planned and ran
+	// for longer while the account's lock was held.
+	var (
+		hostnames []*Hostname
+		hIdx      int
+	)
 	for _, w := range t.later {
+		if h, ok := w.insert.(*Hostname); ok {
+			if hostnames = append(hostnames, h); len(hostnames) == 1 {
+				hIdx, parts = len(parts), append(parts, nil) // its place
+			}
+			continue
+		}
 		if w.update == nil {
 			parts = append(parts, t.tx.NewInsert().Model(w.insert))
 			continue
@@ -107,6 +120,9 @@ func (t *Tx) flush(ctx context.Context, commit bool) error {
 		}
 	}
 	t.later = nil
+	if len(hostnames) > 0 {
+		parts[hIdx] = t.tx.NewInsert().Model(&hostnames)
+	}
 	changes := t.changes[t.flushed:]
 	t.flushed = len(t.changes)
 	if len(changes) > 0 {
