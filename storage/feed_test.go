@@ -62,18 +62,23 @@ func startFeed(t *testing.T, s *storage.Store) (*storage.Feed, *recorder) {
 	t.Helper()
 	rec := &recorder{}
 	f := storage.NewFeed(s, rec, 50*time.Millisecond, slog.New(slog.DiscardHandler))
+	runFeed(t, f)
+	waitFor(t, "the feed to load", f.Loaded)
+	return f, rec
+}
+
+// runFeed runs f until tb ends.
+func runFeed(tb testing.TB, f *storage.Feed) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		f.Run(ctx)
 	}()
-	t.Cleanup(func() {
+	tb.Cleanup(func() {
 		cancel()
 		<-done
 	})
-	waitFor(t, "the feed to load", f.Loaded)
-	return f, rec
 }
 
 func waitApplied(t *testing.T, f *storage.Feed, id int64) {

@@ -9,5 +9,6 @@ import (
 type Queries struct {
 	db      bun.IDB
 	dialect Dialect
-	tx      *Tx // the transaction these run in; nil for a Reader
+	tx      *Tx     // the transaction these run in; nil for a Reader
+	served  *served // rows read ahead by ChangesServed
 }

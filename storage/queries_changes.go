@@ -1,9 +1,7 @@
 package storage
 
 import (
-	"cmp"
 	"context"
-	"slices"
 
 	"github.com/uptrace/bun"
 )
@@ -21,17 +19,25 @@ func (q Queries) LastChange(ctx context.Context) (int64, error) {
 // each part alone by the primary key.
 func (q Queries) ChangesAfter(ctx context.Context, after int64, also []int64, limit int) ([]Change, error) {
 	cs := []Change{}
-	if err := q.db.NewSelect().Model(&cs).Where("id > ?", after).OrderExpr("id").Limit(int64(limit)).Scan(ctx); err != nil {
+	if err := q.changesAfter(&cs, after, limit).Scan(ctx); err != nil {
 		return cs, mapErr(err)
 	}
 	if len(also) == 0 {
 		return cs, nil
 	}
 	var gaps []Change
-	if err := q.db.NewSelect().Model(&gaps).Where("id IN (?)", bun.In(also)).Scan(ctx); err != nil {
+	if err := q.changesIn(&gaps, also).Scan(ctx); err != nil {
 		return cs, mapErr(err)
 	}
-	cs = append(gaps, cs...) // every gap is below after
-	slices.SortFunc(cs, func(a, b Change) int { return cmp.Compare(a.ID, b.ID) })
-	return cs, nil
+	return mergeGaps(cs, gaps), nil
+}
+
+// changesAfter reads up to limit changes with id > after, in id order.
+func (q Queries) changesAfter(cs *[]Change, after int64, limit int) *bun.SelectQuery {
+	return q.db.NewSelect().Model(cs).Where("id > ?", after).OrderExpr("id").Limit(int64(limit))
+}
+
+// changesIn reads the changes with the ids.
+func (q Queries) changesIn(cs *[]Change, ids []int64) *bun.SelectQuery {
+	return q.db.NewSelect().Model(cs).Where("id IN (?)", bun.In(ids))
 }

@@ -311,12 +311,15 @@ func (s *Store) Write(ctx context.Context, fn func(ctx context.Context, tx *Tx) 
 		e.ids = append(e.ids, t.audited...)
 	}
 	if t.last > 0 {
+		s.mu.Lock()
+		fs, feed := s.onCommit, s.feed
+		s.mu.Unlock()
+		if feed != nil { // before anything asks it for the changes
+			feed.hint(t.changes)
+		}
 		if s.notify != nil {
 			s.notify.post(t.last)
 		}
-		s.mu.Lock()
-		fs := s.onCommit
-		s.mu.Unlock()
 		for _, f := range fs {
 			f(t.last)
 		}

@@ -43,7 +43,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 // write runs fn in a transaction and fails the test on error.
-func write(t *testing.T, s *storage.Store, fn func(ctx context.Context, tx *storage.Tx) error) int64 {
+func write(t testing.TB, s *storage.Store, fn func(ctx context.Context, tx *storage.Tx) error) int64 {
 	t.Helper()
 	id, err := s.Write(t.Context(), fn)
 	if err != nil {
@@ -59,7 +59,7 @@ const (
 )
 
 // seed inserts two accounts and one domain.
-func seed(t *testing.T, s *storage.Store) {
+func seed(t testing.TB, s *storage.Store) {
 	t.Helper()
 	write(t, s, func(ctx context.Context, tx *storage.Tx) error {
 		for _, id := range []string{acct, other} {
@@ -76,7 +76,7 @@ func host(id, account, label, status string, expires, created int64) *storage.Ho
 		IP: "192.0.2.1", Status: status, ExpiresAt: expires, CreatedAt: created, UpdatedAt: created}
 }
 
-func insertHosts(t *testing.T, s *storage.Store, hs ...*storage.Hostname) {
+func insertHosts(t testing.TB, s *storage.Store, hs ...*storage.Hostname) {
 	t.Helper()
 	write(t, s, func(ctx context.Context, tx *storage.Tx) error {
 		for _, h := range hs {
