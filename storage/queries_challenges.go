@@ -56,12 +56,9 @@ func (q Queries) Challenges(ctx context.Context, hostnameIDs ...string) ([]Chall
 	return cs, mapErr(err)
 }
 
-// challengeOrder is the order challenge values are read in: newest first.
-const challengeOrder = "id DESC"
-
 // challenges is Challenges' read, into cs.
 func (q Queries) challenges(cs *[]Challenge, hostnameIDs []string) *bun.SelectQuery {
-	return q.db.NewSelect().Model(cs).Where("hostname_id IN (?)", bun.In(hostnameIDs)).OrderExpr(challengeOrder)
+	return q.db.NewSelect().Model(cs).Where("hostname_id IN (?)", bun.In(hostnameIDs)).OrderExpr("id DESC")
 }
 
 // LastChallenge is the newest value written for a hostname, if any.

@@ -45,12 +45,9 @@ func (q Queries) Records(ctx context.Context, hostnameIDs ...string) ([]Record, 
 	return rs, mapErr(err)
 }
 
-// recordOrder is the order a hostname's records are read in.
-const recordOrder = "created_at, id"
-
 // records is Records' read, into rs.
 func (q Queries) records(rs *[]Record, hostnameIDs []string) *bun.SelectQuery {
-	return q.db.NewSelect().Model(rs).Where("hostname_id IN (?)", bun.In(hostnameIDs)).OrderExpr(recordOrder)
+	return q.db.NewSelect().Model(rs).Where("hostname_id IN (?)", bun.In(hostnameIDs)).OrderExpr("created_at, id")
 }
 
 // ScanRecords calls fn for every record of a hostname DNS may serve.

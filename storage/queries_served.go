@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect/pgdialect"
 )
 
 // HostnamesWithRows is HostnamesByID, Records and Challenges of the same
@@ -27,51 +26,18 @@ func (q Queries) HostnamesWithRows(ctx context.Context, ids []string) ([]Hostnam
 	if q.served != nil && q.served.covers(ids) {
 		return q.served.of(ids)
 	}
-	if err := q.readAll(ctx, q.servedReads(&hs, &rs, &cs, ids)); err != nil {
+	reads, sets := q.servedReads(&hs, &rs, &cs, ids)
+	err := q.readAll(ctx, reads, sets)
+	if err != nil {
 		return nil, nil, nil, err
 	}
 	return hs, rs, cs, nil
 }
 
-// Prepared on PostgreSQL: the change feed sends them on every commit it
-// applies, on every node, and as text each was parsed and planned again on
-// the way from a commit to serving it.
-var (
-	changesAfterStmt = newPGStatement("changes_after", func(db *bun.DB) string {
-		return db.NewSelect().Model((*Change)(nil)).Where("id > $1").OrderExpr("id").Limit(0).String() + " LIMIT $2"
-	})
-	changesInStmt = newPGStatement("changes_in", func(db *bun.DB) string {
-		return db.NewSelect().Model((*Change)(nil)).Where("id = ANY($1::bigint[])").String()
-	})
-	servedHostnames = newPGStatement("served_hostnames", func(db *bun.DB) string {
-		return db.NewSelect().Model((*Hostname)(nil)).Where("id = ANY($1::text[])").String()
-	})
-	servedRecords = newPGStatement("served_records", func(db *bun.DB) string {
-		return db.NewSelect().Model((*Record)(nil)).Where("hostname_id = ANY($1::text[])").OrderExpr(recordOrder).String()
-	})
-	servedChallenges = newPGStatement("served_challenges", func(db *bun.DB) string {
-		return db.NewSelect().Model((*Challenge)(nil)).Where("hostname_id = ANY($1::text[])").OrderExpr(challengeOrder).String()
-	})
-)
-
-// read is one read of readAll: the query, which scans into its model, and
-// on PostgreSQL the prepared statement that reads the same rows, each put
-// where set says.
-type read struct {
-	sel  *bun.SelectQuery
-	stmt *pgStatement
-	args []any
-	set  func() any
-}
-
-// servedReads are HostnamesWithRows's reads of ids.
-func (q Queries) servedReads(hs *[]Hostname, rs *[]Record, cs *[]Challenge, ids []string) []read {
-	arg := []any{pgdialect.Array(ids)}
-	return []read{
-		{q.hostnamesByID(hs, ids), servedHostnames, arg, next(hs)},
-		{q.records(rs, ids), servedRecords, arg, next(rs)},
-		{q.challenges(cs, ids), servedChallenges, arg, next(cs)},
-	}
+// servedReads are HostnamesWithRows's reads of ids, and where their rows go.
+func (q Queries) servedReads(hs *[]Hostname, rs *[]Record, cs *[]Challenge, ids []string) ([]*bun.SelectQuery, []func() any) {
+	return []*bun.SelectQuery{q.hostnamesByID(hs, ids), q.records(rs, ids), q.challenges(cs, ids)},
+		[]func() any{next(hs), next(rs), next(cs)}
 }
 
 // next gives each row of a result set its place at the end of s.
@@ -87,27 +53,27 @@ func next[T any](s *[]T) func() any {
 // it is about to read, and the rows their names are served from would
 // take a round trip of their own.
 func (q Queries) ChangesServed(ctx context.Context, after int64, also []int64, limit int, ids []string) ([]Change, Queries, error) {
-	var (
-		cs, gaps = []Change{}, []Change(nil)
-		reads    = []read{{q.changesAfter(&cs, after, limit), changesAfterStmt, []any{after, limit}, next(&cs)}}
-		sv       *served
-	)
-	if len(also) > 0 {
-		reads = append(reads, read{q.changesIn(&gaps, also), changesInStmt, []any{pgdialect.Array(also)}, next(&gaps)})
-	}
-	if len(ids) > 0 && q.dialect == Postgres { // SQLite has no round trip to save
-		sv = &served{ids: map[string]bool{}}
-		reads = append(reads, q.servedReads(&sv.hs, &sv.rs, &sv.cs, ids)...)
-	}
-	if err := q.readAll(ctx, reads); err != nil {
+	if len(ids) == 0 || q.dialect != Postgres {
+		cs, err := q.ChangesAfter(ctx, after, also, limit)
 		return cs, q, err
 	}
-	if sv != nil {
-		for _, id := range ids {
-			sv.ids[id] = true
-		}
-		q.served = sv
+	var (
+		cs, gaps = []Change{}, []Change(nil)
+		sv       = &served{ids: map[string]bool{}}
+	)
+	reads := []*bun.SelectQuery{q.changesAfter(&cs, after, limit)}
+	sets := []func() any{next(&cs)}
+	if len(also) > 0 {
+		reads, sets = append(reads, q.changesIn(&gaps, also)), append(sets, next(&gaps))
 	}
+	r, s := q.servedReads(&sv.hs, &sv.rs, &sv.cs, ids)
+	if err := q.readAll(ctx, append(reads, r...), append(sets, s...)); err != nil {
+		return nil, q, err
+	}
+	for _, id := range ids {
+		sv.ids[id] = true
+	}
+	q.served = sv
 	return mergeGaps(cs, gaps), q, nil
 }
 
@@ -153,37 +119,35 @@ func (s *served) of(ids []string) ([]Hostname, []Record, []Challenge, error) {
 	return hs, rs, cs, nil
 }
 
-// readAll runs reads, each into its model; on PostgreSQL their prepared
-// statements, in one round trip (one simple query holds them).
-func (q Queries) readAll(ctx context.Context, reads []read) error {
+// readAll runs reads, each into its model; on PostgreSQL in one round
+// trip (one simple query holds them), each result set's rows where sets
+// says.
+func (q Queries) readAll(ctx context.Context, reads []*bun.SelectQuery, sets []func() any) error {
 	if q.dialect != Postgres { // an in-process library: no round trips to save
 		for _, r := range reads {
-			if err := r.sel.Scan(ctx); err != nil {
+			if err := r.Scan(ctx); err != nil {
 				return mapErr(err)
 			}
 		}
 		return nil
 	}
-	var (
-		text []string
-		args []any
-	)
-	for _, r := range reads {
-		text, args = append(text, r.stmt.call), append(args, r.args...)
+	text := make([]string, len(reads))
+	for i, r := range reads {
+		text[i] = r.String()
 	}
-	rows, err := q.db.QueryContext(ctx, strings.Join(text, "; "), args...)
+	rows, err := q.db.QueryContext(ctx, strings.Join(text, "; "))
 	if err != nil {
 		return mapErr(err)
 	}
 	defer rows.Close()
-	for i, r := range reads {
+	for i, next := range sets {
 		if i > 0 && !rows.NextResultSet() {
 			if err := rows.Err(); err != nil {
 				return mapErr(err)
 			}
-			return fmt.Errorf("storage: read %d of %d returned no result", i+1, len(reads))
+			return fmt.Errorf("storage: read %d of %d returned no result", i+1, len(sets))
 		}
-		if err := q.scanSet(ctx, rows, r.set); err != nil {
+		if err := q.scanSet(ctx, rows, next); err != nil {
 			return mapErr(err)
 		}
 	}
