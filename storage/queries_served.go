@@ -94,7 +94,7 @@ func (s *served) covers(ids []string) bool {
 	return true
 }
 
-// of is HostnamesWithRows's answer for ids, in the same order.
+// of is HostnamesWithRows's answer for ids, its rows in the order read.
 func (s *served) of(ids []string) ([]Hostname, []Record, []Challenge, error) {
 	want := make(map[string]bool, len(ids))
 	for _, id := range ids {
