@@ -788,9 +788,23 @@ func TestBackendsTerminated(t *testing.T) {
 		}
 		time.Sleep(time.Duration(10+rand.IntN(50)) * time.Millisecond)
 	}
+	killsEnd := time.Now()
 	l.halt()
 	ops := l.snapshot()
-	l.report(t, ops, nil)
+	// A create whose node's feed could not read it back within the 2 s a
+	// write waits for it (the kills keep both cores busy forking backends,
+	// and killed the feed's reads) is answered 2xx before it is served, as
+	// docs/operations.md says: DNS may lack it until the kills end and the
+	// feed reads again. settle below checks it is served then.
+	lateCreate := map[string]bool{}
+	for i := range ops {
+		if o := &ops[i]; o.create && o.acked() && o.end.Sub(o.start) >= 2*time.Second {
+			lateCreate[o.label] = true
+		}
+	}
+	l.report(t, ops, func(label string, at time.Time) bool {
+		return lateCreate[label] && at.Before(killsEnd.Add(time.Second))
+	})
 	refused := 0
 	for i := range ops {
 		o := &ops[i]

@@ -69,6 +69,7 @@ type Feed struct {
 	// last read.
 	current time.Time
 	pending int64
+	waiting int // WaitApplied callers
 }
 
 // gap is a change id seen skipped: its transaction may still commit.
@@ -178,6 +179,14 @@ func (f *Feed) Applied() int64 {
 
 // WaitApplied blocks until change id has been applied on this node, or ctx ends.
 func (f *Feed) WaitApplied(ctx context.Context, id int64) error {
+	f.mu.Lock()
+	f.waiting++
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		f.waiting--
+		f.mu.Unlock()
+	}()
 	for {
 		f.mu.Lock()
 		_, gap := f.gaps[id]
@@ -226,16 +235,40 @@ func (f *Feed) Run(ctx context.Context) {
 	}
 	tick := time.NewTicker(f.poll)
 	defer tick.Stop()
+	var retry time.Duration
 	for {
-		f.catchUp(ctx)
+		// A failed read is tried again soon, not at the next poll or
+		// wake: a write waiting to be served here (WaitApplied) is
+		// answered when its wait runs out, served or not. While one
+		// waits, its commit has just shown the database answers: no
+		// backing off then.
+		var again <-chan time.Time
+		if err := f.catchUp(ctx); err != nil {
+			retry = min(max(2*retry, retryFirst), f.poll, retryMost)
+			if f.waiters() > 0 {
+				retry = retryFirst
+			}
+			again = time.After(retry)
+		} else {
+			retry = 0
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-f.wake:
 		case <-tick.C:
+		case <-again:
 		}
 	}
 }
+
+// A failed read of the changes is tried again after retryFirst, then
+// twice as long each time, up to retryMost (or the poll, if shorter);
+// after retryFirst each time while a write waits to be served.
+const (
+	retryFirst = 20 * time.Millisecond
+	retryMost  = time.Second
+)
 
 func (f *Feed) load(ctx context.Context) error {
 	q := f.store.Reader()
@@ -310,8 +343,8 @@ func (f *Feed) Lag() (time.Duration, int64) {
 	return max(0, time.Since(f.current)), f.pending
 }
 
-// catchUp applies batches until nothing new is left.
-func (f *Feed) catchUp(ctx context.Context) {
+// catchUp applies batches until nothing new is left, or a read fails.
+func (f *Feed) catchUp(ctx context.Context) error {
 	for ctx.Err() == nil {
 		n, err := f.step(ctx)
 		f.mu.Lock()
@@ -325,12 +358,13 @@ func (f *Feed) catchUp(ctx context.Context) {
 			if ctx.Err() == nil {
 				f.log.Warn("change feed: reading changes failed", "err", err)
 			}
-			return
+			return err
 		}
 		if n < batchSize {
-			return
+			return nil
 		}
 	}
+	return ctx.Err()
 }
 
 func (f *Feed) step(ctx context.Context) (int, error) {
@@ -455,6 +489,12 @@ func (f *Feed) has(payload string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.loaded && id <= f.last && len(f.gaps) == 0
+}
+
+func (f *Feed) waiters() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.waiting
 }
 
 func (f *Feed) setErr(err error) {

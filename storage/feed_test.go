@@ -287,3 +287,27 @@ func TestFeedOutOfOrderCommit(t *testing.T) {
 		checkFeedErr(t, f)
 	})
 }
+
+// A read of the changes that fails is tried again by itself, soon: here
+// nothing else would wake the feed (no write, no notification, a poll of
+// an hour). A write waiting to be served (WaitApplied) is answered when
+// its wait runs out, served or not, so a feed that waited for the next
+// poll or write would leave an acknowledged name unserved meanwhile.
+func TestFeedRetriesFailedRead(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *storage.Store) {
+		f := storage.NewFeed(s, &recorder{}, time.Hour, slog.New(slog.DiscardHandler))
+		runFeed(t, f)
+		waitFor(t, "the feed to load", f.Loaded)
+		exec := func(q string) {
+			t.Helper()
+			if err := s.Exec(t.Context(), q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		exec("ALTER TABLE changes RENAME TO changes_away")
+		f.Wake()
+		waitFor(t, "the feed's read to fail", func() bool { return f.Err() != nil })
+		exec("ALTER TABLE changes_away RENAME TO changes")
+		waitFor(t, "the feed to read again by itself", func() bool { return f.Err() == nil })
+	})
+}
