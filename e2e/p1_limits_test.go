@@ -87,6 +87,7 @@ func TestP1RateLimitUpdates(t *testing.T) {
 			t.Errorf("640 updates at once after 2: %d accepted, %d refused, %d failed; want 598 (+ %d refilled at most) and the rest refused",
 				ok, refused, bad, refills)
 		}
+		spendRefills(t, s, key, ids[3], first)
 		before := s.must(200, "GET", "/api/v1/hostnames/"+ids[2], key, nil).str("ip")
 		rateLimited(t, s.do("PUT", "/api/v1/hostnames/"+ids[2], key, map[string]any{"ip": "198.41.5.1"}), "updates")
 		rateLimited(t, s.do("POST", "/api/v1/hostnames/"+ids[2]+"/renew", key, nil), "updates")
@@ -143,4 +144,27 @@ func TestCapExactUnderConcurrency(t *testing.T) {
 			})
 		})
 	}
+}
+
+// spendRefills spends what the updates bucket (one every 6 s from first)
+// refilled since the burst, and returns refused with at least 2 s before
+// its next refill: what the test sends next must be refused too. On a slow
+// machine the burst can end just before a refill.
+func spendRefills(t *testing.T, s *server, key, id string, first time.Time) {
+	t.Helper()
+	const every = 6 * time.Second
+	for i := range 10 {
+		next := first.Add((time.Since(first)/every + 1) * every)
+		if wait := time.Until(next); wait < 2*time.Second {
+			time.Sleep(wait + 100*time.Millisecond)
+		}
+		r := s.do("PUT", "/api/v1/hostnames/"+id, key, map[string]any{"ip": fmt.Sprintf("198.41.6.%d", i+1)})
+		switch {
+		case r.status == 429 && time.Until(next) > time.Second:
+			return
+		case r.status != 429 && r.status != 200:
+			t.Fatalf("an update spending a refill: %d %s", r.status, r.raw)
+		}
+	}
+	t.Fatal("the updates bucket never emptied")
 }
