@@ -1,7 +1,9 @@
 package storage
 
 import (
+	"cmp"
 	"context"
+	"slices"
 
 	"github.com/uptrace/bun"
 )
@@ -40,4 +42,15 @@ func (q Queries) changesAfter(cs *[]Change, after int64, limit int) *bun.SelectQ
 // changesIn reads the changes with the ids.
 func (q Queries) changesIn(cs *[]Change, ids []int64) *bun.SelectQuery {
 	return q.db.NewSelect().Model(cs).Where("id IN (?)", bun.In(ids))
+}
+
+// mergeGaps puts the gaps read (every one below the changes after) among
+// the changes, in id order.
+func mergeGaps(cs, gaps []Change) []Change {
+	if len(gaps) == 0 {
+		return cs
+	}
+	cs = append(gaps, cs...)
+	slices.SortFunc(cs, func(a, b Change) int { return cmp.Compare(a.ID, b.ID) })
+	return cs
 }

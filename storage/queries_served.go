@@ -1,11 +1,9 @@
 package storage
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/uptrace/bun"
@@ -24,7 +22,8 @@ func (q Queries) HostnamesWithRows(ctx context.Context, ids []string) ([]Hostnam
 		return hs, rs, cs, nil
 	}
 	if q.served != nil && q.served.covers(ids) {
-		return q.served.of(ids)
+		hs, rs, cs := q.served.of(ids)
+		return hs, rs, cs, nil
 	}
 	reads, sets := q.servedReads(&hs, &rs, &cs, ids)
 	err := q.readAll(ctx, reads, sets)
@@ -95,7 +94,7 @@ func (s *served) covers(ids []string) bool {
 }
 
 // of is HostnamesWithRows's answer for ids, its rows in the order read.
-func (s *served) of(ids []string) ([]Hostname, []Record, []Challenge, error) {
+func (s *served) of(ids []string) ([]Hostname, []Record, []Challenge) {
 	want := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		want[id] = true
@@ -116,7 +115,7 @@ func (s *served) of(ids []string) ([]Hostname, []Record, []Challenge, error) {
 			cs = append(cs, c)
 		}
 	}
-	return hs, rs, cs, nil
+	return hs, rs, cs
 }
 
 // readAll runs reads, each into its model; on PostgreSQL in one round
@@ -163,15 +162,4 @@ func (q Queries) scanSet(ctx context.Context, rows *sql.Rows, next func() any) e
 		}
 	}
 	return rows.Err()
-}
-
-// mergeGaps puts the gaps read (every one below the changes after) among
-// the changes, in id order.
-func mergeGaps(cs, gaps []Change) []Change {
-	if len(gaps) == 0 {
-		return cs
-	}
-	cs = append(gaps, cs...)
-	slices.SortFunc(cs, func(a, b Change) int { return cmp.Compare(a.ID, b.ID) })
-	return cs
 }

@@ -314,8 +314,8 @@ func (s *Store) Write(ctx context.Context, fn func(ctx context.Context, tx *Tx) 
 		s.mu.Lock()
 		fs, feed := s.onCommit, s.feed
 		s.mu.Unlock()
-		if feed != nil { // before anything asks it for the changes
-			feed.hint(t.changes)
+		if feed != nil && s.dialect == Postgres { // before anything asks it for the changes
+			feed.hint(t.changes) // (SQLite has no round trip to save: ChangesServed)
 		}
 		if s.notify != nil {
 			s.notify.post(t.last)
