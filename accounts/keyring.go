@@ -75,6 +75,15 @@ func (r *Keyring) Secrets() map[string]string {
 	return out
 }
 
+// Holds reports whether the ring has the key named name (as a TSIG record
+// carries it): a key revoked, or of a suspended team, it has not.
+func (r *Keyring) Holds(name string) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	_, ok := r.keys[keyName(name)]
+	return ok
+}
+
 func keyName(n string) string { return strings.ToLower(strings.TrimSuffix(n, ".")) }
 
 const keyringPage = 10_000

@@ -52,7 +52,7 @@ var adminErrors = []int{400, 401, 404, 409, 500, 503}
 const tsigCreateDoc = "A TSIG key signs DNS UPDATE (RFC 2136) messages sent to the DNS port, with the same scopes and reach as an API key. " +
 	"`secret` (base64 of 32 random bytes) is shown only in this answer and kept sealed with the certificate encryption key " +
 	"(none configured: 501); `key_name` is the name the TSIG record carries. `algorithm` is hmac-sha256 (default) or hmac-sha512. " +
-	"An account issues at most 20 TSIG keys an hour (429 with Retry-After beyond): each new or revoked key reloads every node's DNS servers."
+	"An account issues at most 20 TSIG keys an hour (429 with Retry-After beyond): each new key reloads every node's DNS servers (a revoked one is refused without a reload)."
 
 func (s *Server) routeTable() []route {
 	return []route{

@@ -48,6 +48,10 @@ func TSIGSecrets(cfg Config) (map[string]string, error) {
 // them now, by key name with the trailing dot.
 func (n *Node) TSIGSecrets() map[string]string { return n.node.keyring.Secrets() }
 
+// HoldsTSIG reports whether the node holds the TSIG key named name now
+// (not revoked, its team not suspended).
+func (n *Node) HoldsTSIG(name string) bool { return n.node.keyring.Holds(name) }
+
 // OnTSIGChange registers f to run whenever the node's TSIG keys change.
 func (n *Node) OnTSIGChange(f func()) { n.node.keyring.OnChange(f) }
 

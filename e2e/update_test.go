@@ -93,6 +93,24 @@ func (s *server) refusedUpdate(k tsigKey, script, want string) {
 	}
 }
 
+// signedSOA asks for example.org's SOA over TCP, signed with k: the
+// answer's rcode and TSIG error.
+func (s *server) signedSOA(k tsigKey) (rcode int, tsigErr uint16) {
+	s.t.Helper()
+	m := new(dns.Msg)
+	m.SetQuestion("example.org.", dns.TypeSOA)
+	m.SetTsig(k.name+".", dns.HmacSHA256, 300, time.Now().Unix())
+	c := &dns.Client{Net: "tcp", TsigSecret: map[string]string{k.name + ".": k.secret}}
+	r, _, err := c.Exchange(m, s.dnsAddr) // an unsigned refusal fails the client's check: read it anyway
+	if r == nil {
+		s.t.Fatalf("a signed SOA query: %v", err)
+	}
+	if t := r.IsTsig(); t != nil {
+		tsigErr = t.Error
+	}
+	return r.Rcode, tsigErr
+}
+
 // lookup asks for name over UDP: its addresses, or the rcode.
 func (s *server) lookup(name string, qtype uint16) string {
 	s.t.Helper()
@@ -103,7 +121,7 @@ func TestUpdateNsupdate(t *testing.T) {
 	for _, d := range storagetest.Dialects {
 		t.Run(string(d), func(t *testing.T) {
 			t.Parallel()
-			s, _ := spawn(t, updateOptions(t, d, 1))
+			s, p := spawn(t, updateOptions(t, d, 1))
 			acct, _ := s.account("pro")
 			k := s.tsig("/api/admin/accounts/"+acct+"/tsig-keys", s.admin, map[string]any{"name": "laptop"})
 			if !strings.HasSuffix(k.name, ".tsig") || len(k.secret) != 44 {
@@ -181,9 +199,22 @@ update add laptop.example.org 3600 AAAA 2606:2800:21f:cb07:6820:80da:af6b:8b2c`)
 				t.Errorf("the audit log of key %s: %s", k.id, h.raw)
 			}
 
-			// Revoked: refused at once.
+			// Revoked: refused at once, UPDATE and signed query alike, with no
+			// reload of the DNS servers (a reload closes TCP connections they
+			// accepted and have not read yet: nsupdate saw a reset).
+			if rcode, tsigErr := s.signedSOA(k); rcode != dns.RcodeSuccess || tsigErr != dns.RcodeSuccess {
+				t.Errorf("a signed SOA query before revocation: %s, TSIG error %s", dns.RcodeToString[rcode], dns.RcodeToString[int(tsigErr)])
+			}
+			reloads := strings.Count(p.output(), "TSIG keys changed")
 			s.must(200, "DELETE", "/api/admin/tsig-keys/"+k.id, s.admin, nil)
 			s.refusedUpdate(k, "update add late.example.org 60 A 93.184.215.14", "NOTAUTH")
+			if rcode, tsigErr := s.signedSOA(k); rcode != dns.RcodeNotAuth || tsigErr != dns.RcodeBadKey {
+				t.Errorf("a signed SOA query after revocation: %s, TSIG error %s; want NOTAUTH, BADKEY", dns.RcodeToString[rcode], dns.RcodeToString[int(tsigErr)])
+			}
+			time.Sleep(1100 * time.Millisecond) // past the reloads' spacing (1 s)
+			if n := strings.Count(p.output(), "TSIG keys changed"); n != reloads {
+				t.Errorf("revoking a key reloaded the DNS servers (%d reloads, %d before):\n%s", n, reloads, p.output())
+			}
 		})
 	}
 }

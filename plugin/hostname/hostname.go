@@ -194,7 +194,7 @@ func (h *Handler) write(w dns.ResponseWriter, r *dns.Msg, state request.Request,
 	switch {
 	case b != nil && err == nil:
 		sendRaw(out, rec, b, m.Rcode)
-	case signQuery(w, r, m):
+	case h.signQuery(w, r, m):
 		w.WriteMsg(m)
 	}
 	return dns.RcodeSuccess, nil

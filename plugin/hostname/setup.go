@@ -176,6 +176,7 @@ type Node interface {
 // its TSIG keys, and the door that applies (or, read-only, refuses) them.
 type updateNode interface {
 	TSIGSecrets() map[string]string
+	HoldsTSIG(name string) bool
 	OnTSIGChange(f func())
 	ServeTSIG(secrets map[string]string)
 	ReloadTSIG(reload func() error)

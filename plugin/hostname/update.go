@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"maps"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,10 +27,11 @@ type Updater interface {
 // TSIG for UPDATE: the keys are the store's, and CoreDNS's server verifies
 // signatures with the secrets its server block was set up with. setupTSIG
 // adds the store's keys to them (beside those of a tsig block, which
-// keeps working for transfers); when the store's keys change, the node
-// reloads (as the reload plugin does) so that its servers take the new
-// set. Revocation does not wait for that: the updater refuses a revoked
-// key at once.
+// keeps working for transfers); when the store has a key they do not
+// verify, the node reloads (as the reload plugin does) so that its
+// servers take the new set. Revocation needs no reload: the updater and
+// signQuery refuse a key the node no longer holds, at once, and a reload
+// closes TCP connections its servers had accepted and not yet read.
 
 // setupTSIG lets the server block of c take UPDATE and verify the store's
 // keys; it returns the secrets it added.
@@ -166,19 +168,45 @@ func (h *Handler) startTSIG(n updateNode, u Updater) {
 	h.watchKeys(n)
 }
 
-// watchKeys reloads this handler's instance when the store's keys are no
-// longer those its servers verify; again when a newer instance failed to
-// start and this one goes on serving.
+// watchKeys reloads this handler's instance when the store has a key its
+// servers do not verify; again when a newer instance failed to start and
+// this one goes on serving.
 func (h *Handler) watchKeys(n updateNode) {
 	baked := h.tsigSecrets
 	n.OnTSIGChange(func() {
-		if !maps.Equal(n.TSIGSecrets(), baked) {
+		if unverified(n.TSIGSecrets(), baked) {
 			h.reloader.soon()
 		}
 	})
-	if !maps.Equal(n.TSIGSecrets(), baked) {
+	if unverified(n.TSIGSecrets(), baked) {
 		h.reloader.soon()
 	}
+}
+
+// unverified reports whether keys holds a key (or a secret) that baked,
+// what the servers verify, does not. Keys only dropped are not: they are
+// refused without a reload (holds).
+func unverified(keys, baked map[string]string) bool {
+	for name, secret := range keys {
+		if b, ok := baked[name]; !ok || b != secret {
+			return true
+		}
+	}
+	return false
+}
+
+// holds reports whether a key the servers verified may still sign: a key
+// of the store that its node dropped (revoked, its team suspended) may
+// not, though the servers verify it until their next reload. A tsig
+// block's own keys are not the store's.
+func (h *Handler) holds(name string) bool {
+	if _, store := h.tsigSecrets[strings.ToLower(name)]; !store {
+		return true
+	}
+	h.reloader.mu.Lock()
+	n := h.reloader.node
+	h.reloader.mu.Unlock()
+	return n == nil || n.HoldsTSIG(name)
 }
 
 // serveUpdate answers an UPDATE message.
@@ -273,13 +301,17 @@ func writeTSIGError(w dns.ResponseWriter, r *dns.Msg, t *dns.TSIG, status error)
 // tsig plugin did (certbot asks for the zone's SOA this way before it
 // updates): false when the signature does not verify and the query was
 // answered NOTAUTH instead.
-func signQuery(w dns.ResponseWriter, r, m *dns.Msg) bool {
+func (h *Handler) signQuery(w dns.ResponseWriter, r, m *dns.Msg) bool {
 	t := r.IsTsig()
 	if t == nil {
 		return true
 	}
 	if w.TsigStatus() != nil {
 		writeTSIGError(w, r, t, w.TsigStatus())
+		return false
+	}
+	if !h.holds(t.Hdr.Name) {
+		writeTSIGError(w, r, t, dns.ErrSecret)
 		return false
 	}
 	m.SetTsig(t.Hdr.Name, t.Algorithm, 300, time.Now().Unix())
