@@ -299,8 +299,8 @@ func writeTSIGError(w dns.ResponseWriter, r *dns.Msg, t *dns.TSIG, status error)
 
 // signQuery readies the answer to a query signed with a TSIG key when no
 // tsig plugin did (certbot asks for the zone's SOA this way before it
-// updates): false when the signature does not verify and the query was
-// answered NOTAUTH instead.
+// updates): false when the signature does not verify, or its key is one
+// the node dropped, and the query was answered NOTAUTH instead.
 func (h *Handler) signQuery(w dns.ResponseWriter, r, m *dns.Msg) bool {
 	t := r.IsTsig()
 	if t == nil {
