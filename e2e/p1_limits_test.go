@@ -147,16 +147,18 @@ func TestCapExactUnderConcurrency(t *testing.T) {
 }
 
 // spendRefills spends what the updates bucket (one every 6 s from first)
-// refilled since the burst, and returns refused with at least 2 s before
-// its next refill: what the test sends next must be refused too. On a slow
-// machine the burst can end just before a refill.
+// refilled since the burst, and returns once an update was refused with
+// over a second left before the next refill: what the test sends next must
+// be refused too. On a slow machine the burst can end just before a refill.
 func spendRefills(t *testing.T, s *server, key, id string, first time.Time) {
 	t.Helper()
 	const every = 6 * time.Second
+	nextRefill := func() time.Time { return first.Add((time.Since(first)/every + 1) * every) }
 	for i := range 10 {
-		next := first.Add((time.Since(first)/every + 1) * every)
+		next := nextRefill()
 		if wait := time.Until(next); wait < 2*time.Second {
 			time.Sleep(wait + 100*time.Millisecond)
+			next = nextRefill()
 		}
 		r := s.do("PUT", "/api/v1/hostnames/"+id, key, map[string]any{"ip": fmt.Sprintf("198.41.6.%d", i+1)})
 		switch {
