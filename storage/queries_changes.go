@@ -16,22 +16,13 @@ func (q Queries) LastChange(ctx context.Context) (int64, error) {
 }
 
 // ChangesAfter returns up to limit changes with id > after, plus the changes
-// with the ids in also (gaps seen earlier), in id order. The two are read
-// apart: "id > ? OR id IN (...)" is answered by scanning the whole table,
-// each part alone by the primary key.
+// with the ids in also (gaps seen earlier), in id order. The two are
+// statements apart (in one round trip on PostgreSQL): "id > ? OR id IN
+// (...)" is answered by scanning the whole table, each part alone by the
+// primary key.
 func (q Queries) ChangesAfter(ctx context.Context, after int64, also []int64, limit int) ([]Change, error) {
-	cs := []Change{}
-	if err := q.changesAfter(&cs, after, limit).Scan(ctx); err != nil {
-		return cs, mapErr(err)
-	}
-	if len(also) == 0 {
-		return cs, nil
-	}
-	var gaps []Change
-	if err := q.changesIn(&gaps, also).Scan(ctx); err != nil {
-		return cs, mapErr(err)
-	}
-	return mergeGaps(cs, gaps), nil
+	cs, _, err := q.ChangesServed(ctx, after, also, limit, nil)
+	return cs, err
 }
 
 // changesAfter reads up to limit changes with id > after, in id order.

@@ -52,27 +52,29 @@ func next[T any](s *[]T) func() any {
 // it is about to read, and the rows their names are served from would
 // take a round trip of their own.
 func (q Queries) ChangesServed(ctx context.Context, after int64, also []int64, limit int, ids []string) ([]Change, Queries, error) {
-	if len(ids) == 0 || q.dialect != Postgres {
-		cs, err := q.ChangesAfter(ctx, after, also, limit)
-		return cs, q, err
-	}
 	var (
 		cs, gaps = []Change{}, []Change(nil)
-		sv       = &served{ids: map[string]bool{}}
+		reads    = []*bun.SelectQuery{q.changesAfter(&cs, after, limit)}
+		sets     = []func() any{next(&cs)}
+		sv       *served
 	)
-	reads := []*bun.SelectQuery{q.changesAfter(&cs, after, limit)}
-	sets := []func() any{next(&cs)}
 	if len(also) > 0 {
 		reads, sets = append(reads, q.changesIn(&gaps, also)), append(sets, next(&gaps))
 	}
-	r, s := q.servedReads(&sv.hs, &sv.rs, &sv.cs, ids)
-	if err := q.readAll(ctx, append(reads, r...), append(sets, s...)); err != nil {
-		return nil, q, err
+	if len(ids) > 0 && q.dialect == Postgres { // SQLite has no round trip to save
+		sv = &served{ids: map[string]bool{}}
+		r, s := q.servedReads(&sv.hs, &sv.rs, &sv.cs, ids)
+		reads, sets = append(reads, r...), append(sets, s...)
 	}
-	for _, id := range ids {
-		sv.ids[id] = true
+	if err := q.readAll(ctx, reads, sets); err != nil {
+		return cs, q, err
 	}
-	q.served = sv
+	if sv != nil {
+		for _, id := range ids {
+			sv.ids[id] = true
+		}
+		q.served = sv
+	}
 	return mergeGaps(cs, gaps), q, nil
 }
 
