@@ -82,7 +82,7 @@ func largeAccount(bin, dir string, d storage.Dialect, pg string, clients, total,
 		b, made := createBand(c, clients, from, bandSize)
 		run.bands = append(run.bands, b)
 		ids = append(ids, made...)
-		log.Printf("large account, %s: %d -> %d names: %.0f creates/s, p99 %s, %d refused", d, b.from, b.to, b.create.perSecond, b.create.p99, b.refused)
+		log.Printf("large account, %s: %d -> %d names: %.0f creates/s, p99 %s, CPU %s a call, %d refused", d, b.from, b.to, b.create.perSecond, b.create.p99, b.create.cpu, b.refused)
 	}
 	if run.spread, err = spreadBand(s, newClient(s, tok), clients, total, bandSize); err != nil {
 		s.stop()
@@ -91,14 +91,15 @@ func largeAccount(bin, dir string, d storage.Dialect, pg string, clients, total,
 	log.Printf("large account, %s: the same %d creates over %d accounts: %.0f/s, p99 %s, %d refused", d, bandSize, clients,
 		run.spread.create.perSecond, run.spread.create.p99, run.spread.refused)
 	run.updates = updateBand(c, clients, ids, min(bandSize, len(ids)))
-	log.Printf("large account, %s: %d updates: %.0f/s, p99 %s, %d refused", d, run.updates.to, run.updates.create.perSecond,
-		run.updates.create.p99, run.updates.refused)
+	log.Printf("large account, %s: %d updates: %.0f/s, p99 %s, CPU %s a call, %d refused", d, run.updates.to, run.updates.create.perSecond,
+		run.updates.create.p99, run.updates.create.cpu, run.updates.refused)
 	if run.dnsMints, run.dnsRepoints, err = accountDNSUpdates(s, newClient(s, tok), acc, clients, bandSize); err != nil {
 		s.stop()
 		return run, err
 	}
-	log.Printf("large account, %s: DNS UPDATE %d mints %.0f/s p99 %s, repoints %.0f/s p99 %s", d, run.dnsMints.to,
-		run.dnsMints.create.perSecond, run.dnsMints.create.p99, run.dnsRepoints.create.perSecond, run.dnsRepoints.create.p99)
+	log.Printf("large account, %s: DNS UPDATE %d mints %.0f/s p99 %s CPU %s, repoints %.0f/s p99 %s CPU %s", d, run.dnsMints.to,
+		run.dnsMints.create.perSecond, run.dnsMints.create.p99, run.dnsMints.create.cpu,
+		run.dnsRepoints.create.perSecond, run.dnsRepoints.create.p99, run.dnsRepoints.create.cpu)
 	s.stop()
 	if !million {
 		return run, nil

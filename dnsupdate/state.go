@@ -105,18 +105,10 @@ func (z *zoneState) at(ctx context.Context, name string) (*node, error) {
 		return n, nil
 	}
 	n := &node{name: name, was: rrsets{}}
-	labels := z.labels(name)
-	switch {
-	case name == z.dom.Name:
-		n.kind = kindApex
+	n.kind, n.label = z.kindOf(name)
+	if n.kind == kindApex {
 		n.was[dns.TypeSOA] = []string{"soa"}
 		n.was[dns.TypeNS] = []string{"ns"}
-	case len(labels) == 1:
-		n.kind, n.label = kindHostname, labels[0]
-	case len(labels) == 2 && labels[0] == records.ChallengeLabel:
-		n.kind, n.label = kindChallenge, labels[1]
-	case z.u.profile.Teams():
-		n.kind, n.label = kindRecords, labels[len(labels)-1]
 	}
 	if n.label != "" {
 		h, err := z.lockLabel(ctx, n)
@@ -159,6 +151,23 @@ func (z *zoneState) at(ctx context.Context, name string) (*node, error) {
 	return n, nil
 }
 
+// kindOf is what the name is in the zone, and the hostname label it is
+// at or under ("" for none).
+func (z *zoneState) kindOf(name string) (nodeKind, string) {
+	labels := z.labels(name)
+	switch {
+	case name == z.dom.Name:
+		return kindApex, ""
+	case len(labels) == 1:
+		return kindHostname, labels[0]
+	case len(labels) == 2 && labels[0] == records.ChallengeLabel:
+		return kindChallenge, labels[1]
+	case z.u.profile.Teams():
+		return kindRecords, labels[len(labels)-1]
+	}
+	return kindOther, ""
+}
+
 func quote(s string) string { return `"` + s + `"` }
 
 // readRecords reads the hostname's records at n's name.
@@ -191,6 +200,17 @@ func (z *zoneState) readRecords(ctx context.Context, n *node) error {
 // decided, in the order of their hostnames' labels: two messages lock
 // rows in one order, and no write meets a row another message is judging.
 func (z *zoneState) readAll(ctx context.Context, r *dns.Msg) error {
+	for _, name := range z.sortedNames(r) {
+		if _, err := z.at(ctx, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sortedNames are the names r's prerequisites and updates are at, in the
+// order readAll reads them.
+func (z *zoneState) sortedNames(r *dns.Msg) []string {
 	var names []string
 	for _, rr := range append(append([]dns.RR{}, r.Answer...), r.Ns...) {
 		names = append(names, lower(rr.Header().Name))
@@ -198,12 +218,7 @@ func (z *zoneState) readAll(ctx context.Context, r *dns.Msg) error {
 	slices.SortFunc(names, func(a, b string) int {
 		return strings.Compare(z.labelOf(a)+"\x00"+a, z.labelOf(b)+"\x00"+b)
 	})
-	for _, name := range slices.Compact(names) {
-		if _, err := z.at(ctx, name); err != nil {
-			return err
-		}
-	}
-	return nil
+	return slices.Compact(names)
 }
 
 // labelOf is the label directly under the zone that name is at or under.

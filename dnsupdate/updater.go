@@ -86,6 +86,9 @@ func (u *Updater) apply(ctx context.Context, p *access.Principal, zone string, r
 	if err != nil {
 		return answerOf(err)
 	}
+	if e, ok := u.expect(p, dom, r); ok {
+		ctx = storage.Expect(ctx, e)
+	}
 	// The account's other writes (API or UPDATE) share their commits.
 	err = u.store.WriteAllGrouped(ctx, "account:"+p.AccountID, func(ctx context.Context, tx *storage.Tx) error {
 		z := &zoneState{u: u, dom: dom, tx: tx, q: tx.Queries, p: p, names: map[string]*node{}}
@@ -107,6 +110,21 @@ func (u *Updater) apply(ctx context.Context, p *access.Principal, zone string, r
 		return rej.Answer
 	}
 	return answerOf(err)
+}
+
+// expect is the read r's first name makes (readAll), when a batch of the
+// account's writes can make it with its other parts' (storage.Expect).
+func (u *Updater) expect(p *access.Principal, dom *storage.Domain, r *dns.Msg) (storage.Expected, bool) {
+	z := &zoneState{u: u, dom: dom}
+	for _, name := range z.sortedNames(r) {
+		switch kind, label := z.kindOf(name); {
+		case kind == kindHostname:
+			return u.rules.Lifecycle.ExpectLabel(p, dom, label)
+		case label != "":
+			return storage.Expected{}, false
+		}
+	}
+	return storage.Expected{}, false
 }
 
 // zone is the served domain named name. Only its name and id are used:

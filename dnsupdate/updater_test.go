@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -252,6 +254,37 @@ func BenchmarkUpdate(b *testing.B) {
 				}
 				i++
 			}
+			b.ReportMetric(float64(stmts.Load())/float64(b.N), "stmts/op")
+		})
+	}
+}
+
+// BenchmarkMintOneAccount mints hostnames (an A at a new label) into one
+// account from 16 callers at once: their messages share batches
+// (storage/group.go), and ns/op is the account's time per message.
+func BenchmarkMintOneAccount(b *testing.B) {
+	for _, dialect := range storagetest.Dialects {
+		b.Run(string(dialect), func(b *testing.B) {
+			d := newDoor(b, dialect)
+			limit := 10_000_000
+			if _, err := d.accts.Patch(context.Background(), d.account, accounts.Input{Cap: &limit}); err != nil {
+				b.Fatal(err)
+			}
+			stmts := d.store.CountStatements()
+			stmts.Store(0)
+			var next atomic.Int64
+			b.SetParallelism(max(1, 16/runtime.GOMAXPROCS(0)))
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					i := int(next.Add(1))
+					m := wire(b, msg(b, "example.org", nil, []string{fmt.Sprintf("mint%d.example.org. 60 IN A 198.41.%d.%d", i, i/250%250, i%250+1)}))
+					a, err := d.u.Update(context.Background(), d.key+".", dns.HmacSHA256, "127.0.0.1:53", m)
+					if err != nil || a.Rcode != dns.RcodeSuccess {
+						b.Errorf("mint: %v %v", err, a.EDE)
+						return
+					}
+				}
+			})
 			b.ReportMetric(float64(stmts.Load())/float64(b.N), "stmts/op")
 		})
 	}

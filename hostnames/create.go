@@ -117,20 +117,25 @@ func (s *Service) Create(ctx context.Context, p *access.Principal, in CreateInpu
 	if s.profile.Teams() && p.Reach(access.HostnamesWrite).Empty() {
 		return nil, p.Require(access.HostnamesWrite, access.Target{})
 	}
+	first := c.label // the label tried first
+	if s.profile.PlanGates() {
+		if first == "" {
+			first = s.drawOpaque()
+		}
+		// What the write reads first, for its batch to read with the others'.
+		ctx = storage.Expect(ctx, storage.AccountInPool(p.AccountID, first, s.cfg.ACMEDNS))
+	}
 	var h *storage.Hostname
 	err = s.writeAccount(ctx, p.AccountID, func(ctx context.Context, tx *storage.Tx) error {
 		h = nil
 		var (
 			acct  *storage.Account
 			dom   *storage.Domain
-			label = c.label
+			label = first
 			known *storage.LabelState // the label's use on dom, when read with it
 			err   error
 		)
 		if s.profile.PlanGates() {
-			if label == "" {
-				label = s.drawOpaque()
-			}
 			// The pool domain (not acme-dns registrations' domain, when it is
 			// a domain) is read with the account's lock: one round trip.
 			var st storage.LabelState
@@ -215,6 +220,16 @@ func (s *Service) LockLabel(ctx context.Context, tx *storage.Tx, p *access.Princ
 		return tx.LockHostnameByLabelFor(ctx, dom.ID, label, p.AccountID, s.cfg.ACMEDNS)
 	}
 	return tx.LockHostnameByLabel(ctx, dom.ID, label)
+}
+
+// ExpectLabel is what LockLabel(ctx, tx, p, dom, label) reads first in a
+// batch, for the batch to read with its other parts' first reads
+// (storage.Expect); false where that read is not one a batch makes.
+func (s *Service) ExpectLabel(p *access.Principal, dom *storage.Domain, label string) (storage.Expected, bool) {
+	if !s.profile.PlanGates() {
+		return storage.Expected{}, false
+	}
+	return storage.HostnameByLabelFor(dom.ID, label, p.AccountID, s.cfg.ACMEDNS), true
 }
 
 // checkPlan applies profile 1's plan gates.

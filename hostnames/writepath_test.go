@@ -132,6 +132,34 @@ func BenchmarkCreateOneAccount(b *testing.B) {
 	}
 }
 
+// BenchmarkUpdateOneAccount is BenchmarkCreateOneAccount for updates: 16
+// callers at once repoint hostnames of the one account, each its own.
+func BenchmarkUpdateOneAccount(b *testing.B) {
+	for _, d := range storagetest.Dialects {
+		b.Run(string(d), func(b *testing.B) {
+			f := newFixture(b, d)
+			hs := make([]*storage.Hostname, 256)
+			for i := range hs {
+				hs[i] = f.create(b, i)
+			}
+			f.stmts.Store(0)
+			var next atomic.Int64
+			b.SetParallelism(max(1, 16/runtime.GOMAXPROCS(0)))
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					i := int(next.Add(1))
+					ip := fmt.Sprintf("24.%d.%d.%d", i>>16&255, i>>8&255, i&255)
+					if _, err := f.svc.Update(context.Background(), f.p, hs[i%len(hs)].ID, UpdateInput{IP: &ip}); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(f.stmts.Load())/float64(b.N), "stmts/op")
+		})
+	}
+}
+
 // Callers of different accounts, and of one account, asking for one label
 // at once: one gets it, every other is answered 409, whether its check saw
 // the winner's row, its insert met it at commit, or (one account's batch on

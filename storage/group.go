@@ -202,6 +202,11 @@ func (s *Store) runBatch(batch []*groupPart, ran func()) {
 	last, err := s.Write(ctx, func(ctx context.Context, t *Tx) error {
 		defer ran()
 		t.batch = t.dialect == Postgres // its parts read the account unlocked (unlocked.go)
+		if t.batch {
+			if err := t.prefetch(ctx, batch); err != nil { // nothing written yet: each runs alone
+				return fmt.Errorf("%w: %v", errBatchBroken, err)
+			}
+		}
 		ok := false
 		for i, p := range batch {
 			p.err, p.rows = nil, nil
@@ -278,9 +283,17 @@ func (t *Tx) part(ctx context.Context, p *groupPart, i int) (err, broken error) 
 	defer cancel()
 	changes, changed, charges, caps := len(t.changes), maps.Clone(t.changed), slices.Clone(t.charges), maps.Clone(t.caps)
 	t.created, t.touched, t.noAudit = "", "", false
+	var sent uint64
+	if t.pg != nil {
+		sent = t.pg.sent
+	}
 	err = runPart(p, pctx, t)
+	if t.prefetched != nil && t.pg.sent != sent {
+		t.prefetched = nil // it read or wrote for itself (prefetch.go)
+	}
 	if err == nil { // new hostnames wait for the last statement (unlocked.go), the rest is
 		t.keepLater() // sent with the next part's first statement (pgconn.go)
+		t.settlePrefetched(t.later)
 		err = t.writeLater(pctx, true)
 	}
 	if err != nil {

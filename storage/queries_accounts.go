@@ -79,7 +79,7 @@ func (q Queries) LockAccountInPool(ctx context.Context, id, label, except string
 	if q.unlocked() {
 		read = accountByID
 	}
-	found, err := q.executeAll(ctx, pgCall{read, []any{id}, a}, pgCall{poolDomainFor, []any{label, except}, row})
+	found, err := q.executeFirst(ctx, key, accountInPoolCalls(read, id, label, except, a, row)...)
 	switch {
 	case err != nil:
 		return nil, nil, LabelState{}, mapErr(err)
@@ -101,6 +101,12 @@ type accountInPool struct {
 	acct *Account
 	dom  *Domain
 	st   LabelState
+}
+
+// accountInPoolCalls are LockAccountInPool's statements on PostgreSQL:
+// the account by read (locked or not), the pool domain for label.
+func accountInPoolCalls(read *pgStatement, id, label, except string, a *Account, row *poolDomainRow) []pgCall {
+	return []pgCall{{read, []any{id}, a}, {poolDomainFor, []any{label, except}, row}}
 }
 
 func accountInPoolKey(id, label, except string) string {

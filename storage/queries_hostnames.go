@@ -37,7 +37,14 @@ func (q Queries) LockHostname(ctx context.Context, id string) (*Hostname, error)
 				return h, nil
 			}
 		}
-		return h, mapErr(q.execute(lockHostname, id).Scan(ctx, h))
+		if q.tx == nil {
+			return h, mapErr(q.execute(lockHostname, id).Scan(ctx, h))
+		}
+		found, err := q.executeFirst(ctx, lockHostnameKey(id), pgCall{lockHostname, []any{id}, h})
+		if err == nil && !found[0] {
+			err = ErrNotFound
+		}
+		return h, mapErr(err)
 	}
 	return h, mapErr(withAccountAccess(q.db.NewSelect().Model(h)).Where("hostname.id = ?", id).Scan(ctx))
 }
@@ -89,10 +96,8 @@ func (q Queries) LockHostnameByLabelFor(ctx context.Context, domainID, label, ac
 	if q.unlocked() {
 		read = accountIfFree
 	}
-	found, err := q.executeAll(ctx,
-		pgCall{lockHostnameByLabel, []any{domainID, label}, h},
-		pgCall{read, []any{accountID, domainID, label}, a},
-		pgCall{poolDomainFor, []any{label, except}, row})
+	found, err := q.executeFirst(ctx, byLabelForKey(domainID, label, accountID, except),
+		byLabelForCalls(read, domainID, label, accountID, except, h, a, row)...)
 	switch {
 	case err != nil:
 		return h, mapErr(err)
@@ -110,6 +115,20 @@ func (q Queries) LockHostnameByLabelFor(ctx context.Context, domainID, label, ac
 		q.tx.remember(accountInPoolKey(accountID, label, except), r)
 	}
 	return h, ErrNotFound
+}
+
+// byLabelForCalls are LockHostnameByLabelFor's statements: the hostname,
+// the account by read (locked or not) if the label is free, the pool
+// domain for the label.
+func byLabelForCalls(read *pgStatement, domainID, label, accountID, except string, h *Hostname, a *Account, row *poolDomainRow) []pgCall {
+	return []pgCall{
+		{lockHostnameByLabel, []any{domainID, label}, h},
+		{read, []any{accountID, domainID, label}, a},
+		{poolDomainFor, []any{label, except}, row}}
+}
+
+func byLabelForKey(domainID, label, accountID, except string) string {
+	return "lock_hostname_by_label_for\x00" + domainID + "\x00" + label + "\x00" + accountID + "\x00" + except
 }
 
 func lockHostnameKey(id string) string { return "lock_hostname\x00" + id }

@@ -251,6 +251,8 @@ type Tx struct {
 	batch bool
 	kept  []laterWrite   // the hostnames the batch's parts put off
 	caps  map[string]int // the least cap each account's creates were allowed under
+	// The first reads the batch made for its parts (prefetch.go).
+	prefetched map[string]prefetched
 }
 
 // NotifyChannel is the PostgreSQL channel on which writes announce changes.

@@ -1,0 +1,161 @@
+package storage
+
+import (
+	"context"
+	"reflect"
+)
+
+// A batch's first reads in one round trip. On PostgreSQL the parts of a
+// batch (group.go) run one after the other on one connection, and each
+// began with a round trip of its own: a create's read of its account and
+// of the pool domain for its label. Those reads do not depend on the parts
+// before (their new hostnames wait for the last statement, unlocked.go),
+// so a write that knows its first read says so (Expect), and the batch
+// makes every part's in one statement before the first part runs. A
+// part's read then finds its answer waiting instead of sending its own
+// (executeFirst).
+//
+// The answers are as committed when the batch began, not when the part
+// runs: a few parts' time earlier, the same kind of difference the
+// unlocked reads already live with, for the same reason it is safe (what
+// a part decides on them is checked again by the last statement under
+// the account's lock, or by the unique index). What the parts before
+// write is another matter: once a part sends or keeps any statement but
+// its savepoint (a write the next part would see, or a read the batch
+// did not make for it), the answers not yet taken are dropped and the
+// parts after read for themselves.
+
+// Expected is the read a grouped write will make first (Expect).
+type Expected struct {
+	key   string
+	calls []pgCall
+}
+
+type expectKey struct{}
+
+// Expect tells the batch a grouped write runs in (WriteGrouped) the read
+// its write makes first; outside a batch on PostgreSQL it changes nothing.
+func Expect(ctx context.Context, e Expected) context.Context {
+	return context.WithValue(ctx, expectKey{}, e)
+}
+
+// AccountInPool is what LockAccountInPool(id, label, except) reads in a
+// batch's part.
+func AccountInPool(id, label, except string) Expected {
+	return Expected{key: accountInPoolKey(id, label, except), calls: accountInPoolCalls(accountByID, id, label, except, new(Account), new(poolDomainRow))}
+}
+
+// LockedHostname is what LockHostname(id) reads in a batch's part.
+func LockedHostname(id string) Expected {
+	return Expected{key: lockHostnameKey(id), calls: []pgCall{{lockHostname, []any{id}, new(Hostname)}}}
+}
+
+// HostnameByLabelFor is what LockHostnameByLabelFor(domainID, label,
+// accountID, except) reads in a batch's part.
+func HostnameByLabelFor(domainID, label, accountID, except string) Expected {
+	return Expected{key: byLabelForKey(domainID, label, accountID, except),
+		calls: byLabelForCalls(accountIfFree, domainID, label, accountID, except, new(Hostname), new(Account), new(poolDomainRow))}
+}
+
+// prefetched is a read the batch made for a part: its calls, scanned.
+type prefetched struct {
+	calls []pgCall
+	found []bool
+}
+
+// prefetch makes, in one round trip, the first reads the parts of batch
+// expect (those whose callers still wait), when two or more do: one
+// part's read costs its round trip either way.
+func (t *Tx) prefetch(ctx context.Context, batch []*groupPart) error {
+	var (
+		es    []Expected
+		calls []pgCall
+		seen  = map[string]bool{}
+	)
+	for _, p := range batch {
+		e, ok := p.ctx.Value(expectKey{}).(Expected)
+		if !ok || p.ctx.Err() != nil || seen[e.key] {
+			continue
+		}
+		seen[e.key] = true
+		es = append(es, e)
+		calls = append(calls, e.calls...)
+	}
+	if len(es) < 2 {
+		return nil
+	}
+	found, err := t.executeAll(ctx, calls...)
+	if err != nil {
+		return err
+	}
+	t.prefetched = make(map[string]prefetched, len(es))
+	for _, e := range es {
+		t.prefetched[e.key] = prefetched{calls: e.calls, found: found[:len(e.calls)]}
+		found = found[len(e.calls):]
+	}
+	return nil
+}
+
+// settlePrefetched drops the reads the batch made that a part's writes
+// change (ws, sent with the next statement): a hostname's row, and its
+// account's counter through the trigger; any other write, all of them.
+func (t *Tx) settlePrefetched(ws []laterWrite) {
+	for _, w := range ws {
+		if w.update == nil {
+			t.prefetched = nil
+			return
+		}
+		for k, r := range t.prefetched {
+			if r.reads(w.update.ID) {
+				delete(t.prefetched, k)
+			}
+		}
+	}
+}
+
+// reads reports whether r read the hostname id or an account.
+func (r prefetched) reads(id string) bool {
+	for i, c := range r.calls {
+		switch d := c.dest.(type) {
+		case *Account:
+			return true
+		case *Hostname:
+			if r.found[i] && d.ID == id {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// executeFirst is executeAll for the read a part expected (key): the
+// batch's answer to it, if the batch made the same calls for it, else a
+// round trip as executeAll.
+func (q Queries) executeFirst(ctx context.Context, key string, calls ...pgCall) ([]bool, error) {
+	if q.tx != nil {
+		if r, ok := q.tx.prefetched[key]; ok {
+			delete(q.tx.prefetched, key)
+			if sameCalls(r.calls, calls) {
+				for i, c := range calls {
+					reflect.ValueOf(c.dest).Elem().Set(reflect.ValueOf(r.calls[i].dest).Elem())
+				}
+				return r.found, nil
+			}
+		}
+	}
+	return q.executeAll(ctx, calls...)
+}
+
+// sameCalls reports whether a and b run the same statements with the same
+// arguments into destinations of the same types.
+func sameCalls(a, b []pgCall) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].s != b[i].s || !reflect.DeepEqual(a[i].args, b[i].args) || reflect.TypeOf(a[i].dest) != reflect.TypeOf(b[i].dest) {
+			return false
+		}
+	}
+	return true
+}
