@@ -142,10 +142,11 @@ func (s *Store) WriteAllGrouped(ctx context.Context, key string, fn func(ctx con
 	})
 }
 
-// drain runs key's batches until none waits. Once a batch's parts have
-// run, the next batch begins beside it, on a connection of its own: its
-// first statements wait on the rows the last one holds, if any, instead of
-// on that one's flush and commit, and go on as soon as it commits.
+// drain runs key's batches until none waits, one after the other. (The
+// next batch once began as soon as the parts of the one before had run,
+// beside its flush and commit. Since a batch's parts read in one round
+// trip (prefetch.go), that gains less than the writes a batch gathers by
+// waiting for the commit: see docs/performance.md.)
 func (s *Store) drain(key string, k *groupKey) {
 	for {
 		s.groups.mu.Lock()
@@ -165,17 +166,12 @@ func (s *Store) drain(key string, k *groupKey) {
 			return
 		}
 		s.groups.mu.Unlock()
-		ran := make(chan struct{})
-		go s.runBatch(batch, sync.OnceFunc(func() { close(ran) }))
-		<-ran
+		s.runBatch(batch)
 	}
 }
 
-// runBatch commits batch in one transaction and answers each part. It
-// calls ran once the parts have run (or will not), before the
-// transaction's flush and commit.
-func (s *Store) runBatch(batch []*groupPart, ran func()) {
-	defer ran()
+// runBatch commits batch in one transaction and answers each part.
+func (s *Store) runBatch(batch []*groupPart) {
 	if len(batch) == 1 { // nothing to share: as Write would, meanwhile others gather
 		p := batch[0]
 		e, _ := p.ctx.Value(auditKey{}).(*AuditEntry)
@@ -184,7 +180,6 @@ func (s *Store) runBatch(batch []*groupPart, ran func()) {
 			before = len(e.ids)
 		}
 		last, err := s.Write(p.ctx, func(ctx context.Context, t *Tx) error {
-			defer ran()
 			return runPart(p, ctx, t)
 		})
 		r := groupResult{last: last, err: err}
@@ -200,7 +195,6 @@ func (s *Store) runBatch(batch []*groupPart, ran func()) {
 	ctx, cancel := context.WithTimeout(WithoutAudit(context.WithoutCancel(batch[0].ctx)), batchTimeout)
 	defer cancel()
 	last, err := s.Write(ctx, func(ctx context.Context, t *Tx) error {
-		defer ran()
 		t.batch = t.dialect == Postgres // its parts read the account unlocked (unlocked.go)
 		if t.batch {
 			if err := t.prefetch(ctx, batch); err != nil { // nothing written yet: each runs alone

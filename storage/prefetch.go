@@ -116,11 +116,14 @@ func (t *Tx) settlePrefetched(ws []laterWrite) {
 // reads reports whether r read the hostname id or an account.
 func (r prefetched) reads(id string) bool {
 	for i, c := range r.calls {
+		if !r.found[i] {
+			continue
+		}
 		switch d := c.dest.(type) {
 		case *Account:
 			return true
 		case *Hostname:
-			if r.found[i] && d.ID == id {
+			if d.ID == id {
 				return true
 			}
 		}
