@@ -33,12 +33,14 @@ type door struct {
 	ring    *accounts.Keyring
 	accts   *accounts.Service
 	account string
+	stmts   *atomic.Int64 // the store's statements (CountStatements) since it opened
 }
 
 func newDoor(tb testing.TB, d storage.Dialect) *door {
 	tb.Helper()
 	ctx := context.Background()
 	store := storagetest.Open(tb, d)
+	stmts := store.CountStatements() // before any write starts the goroutine that announces it
 	k := make(seal.Key, 32)
 	rand.Read(k)
 	if _, err := domains.New(store, k).Create(ctx, domains.Input{Name: ptr("example.org")}); err != nil {
@@ -59,7 +61,7 @@ func newDoor(tb testing.TB, d storage.Dialect) *door {
 	}
 	hs := hostnames.New(store, hostnames.Config{Profile: profile.P1, IdleExpiry: time.Hour}, slog.New(slog.DiscardHandler))
 	return &door{u: dnsupdate.New(store, ring, hostnames.DefaultRules(hs), profile.P1), store: store, key: nk.Key.KeyName, ring: ring,
-		accts: accts, account: a.ID}
+		accts: accts, account: a.ID, stmts: stmts}
 }
 
 func ptr(s string) *string { return &s }
@@ -244,7 +246,7 @@ func BenchmarkUpdate(b *testing.B) {
 				wire(b, msg(b, "example.org", nil, []string{"bench.example.org. 0 ANY A", "bench.example.org. 60 IN A 198.41.0.2"})),
 				wire(b, msg(b, "example.org", nil, []string{"bench.example.org. 0 ANY A", "bench.example.org. 60 IN A 198.41.0.1"})),
 			}
-			stmts := d.store.CountStatements()
+			stmts := d.stmts
 			stmts.Store(0)
 			i := 0
 			for b.Loop() {
@@ -270,7 +272,7 @@ func BenchmarkMintOneAccount(b *testing.B) {
 			if _, err := d.accts.Patch(context.Background(), d.account, accounts.Input{Cap: &limit}); err != nil {
 				b.Fatal(err)
 			}
-			stmts := d.store.CountStatements()
+			stmts := d.stmts
 			stmts.Store(0)
 			var next atomic.Int64
 			b.SetParallelism(max(1, 16/runtime.GOMAXPROCS(0)))
@@ -287,6 +289,56 @@ func BenchmarkMintOneAccount(b *testing.B) {
 			})
 			b.ReportMetric(float64(stmts.Load())/float64(b.N), "stmts/op")
 		})
+	}
+}
+
+// Concurrent UPDATE messages of one account on PostgreSQL share batches
+// whose first reads (each message's name) are made together
+// (storage.Expect): under one statement a message, mints and repoints.
+func TestOneAccountReadsAhead(t *testing.T) {
+	t.Parallel()
+	for _, dialect := range storagetest.Dialects {
+		if dialect != storage.Postgres {
+			continue // SQLite's statements are no round trips
+		}
+		d := newDoor(t, dialect)
+		// The zone's row, read once and kept (Updater.zone).
+		if a := d.send(t, msg(t, "example.org", nil, []string{"warm.example.org. 60 IN A 198.41.0.1"})); a.Rcode != dns.RcodeSuccess {
+			t.Fatalf("mint: %v", a.EDE)
+		}
+		const callers = 16
+		stmts := d.stmts
+		perMessage := func(round int, updates func(i int) []string) float64 {
+			stmts.Store(0)
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			for i := range callers {
+				m := wire(t, msg(t, "example.org", nil, updates(i)))
+				wg.Go(func() {
+					<-start
+					a, err := d.u.Update(context.Background(), d.key+".", dns.HmacSHA256, "127.0.0.1:53", m)
+					if err != nil || a.Rcode != dns.RcodeSuccess {
+						t.Errorf("round %d, message %d: %v %v", round, i, err, a.EDE)
+					}
+				})
+			}
+			close(start)
+			wg.Wait()
+			return float64(stmts.Load()) / callers
+		}
+		for round := range 3 {
+			name := func(i int) string { return fmt.Sprintf("ahead%d-%d.example.org.", round, i) }
+			mints := perMessage(round, func(i int) []string {
+				return []string{fmt.Sprintf("%s 60 IN A 198.41.%d.%d", name(i), round, i+1)}
+			})
+			repoints := perMessage(round, func(i int) []string {
+				return []string{name(i) + " 0 ANY A", fmt.Sprintf("%s 60 IN A 198.41.%d.%d", name(i), round+10, i+1)}
+			})
+			if mints >= 1 || repoints >= 1 {
+				t.Errorf("round %d: %.2f statements a mint, %.2f a repoint, want under 1", round, mints, repoints)
+			}
+			t.Logf("round %d: %.2f statements a mint, %.2f a repoint", round, mints, repoints)
+		}
 	}
 }
 
