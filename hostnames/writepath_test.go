@@ -100,49 +100,44 @@ func TestWriteRoundTrips(t *testing.T) {
 // under one statement a write, where each part's own read made it more.
 func TestOneAccountReadsAhead(t *testing.T) {
 	t.Parallel()
-	for _, d := range storagetest.Dialects {
-		if d != storage.Postgres {
-			continue // SQLite's statements are no round trips
-		}
-		f := newFixture(t, d)
-		const callers = 16
-		hs := make([]*storage.Hostname, callers)
-		perWrite := func(op func(i int) error) float64 {
-			f.stmts.Store(0)
-			start := make(chan struct{})
-			errs := make([]error, callers)
-			var wg sync.WaitGroup
-			for i := range callers {
-				wg.Go(func() {
-					<-start
-					errs[i] = op(i)
-				})
-			}
-			close(start)
-			wg.Wait()
-			for _, err := range errs {
-				if err != nil {
-					t.Fatal(err)
-				}
-			}
-			return float64(f.stmts.Load()) / callers
-		}
-		for round := range 3 {
-			creates := perWrite(func(i int) (err error) {
-				ip := fmt.Sprintf("23.%d.0.%d", round, i+1)
-				hs[i], err = f.svc.Create(context.Background(), f.p, CreateInput{IP: &ip})
-				return err
+	f := newFixture(t, storage.Postgres) // SQLite's statements are no round trips
+	const callers = 16
+	hs := make([]*storage.Hostname, callers)
+	perWrite := func(op func(i int) error) float64 {
+		f.stmts.Store(0)
+		start := make(chan struct{})
+		errs := make([]error, callers)
+		var wg sync.WaitGroup
+		for i := range callers {
+			wg.Go(func() {
+				<-start
+				errs[i] = op(i)
 			})
-			updates := perWrite(func(i int) error {
-				ip := fmt.Sprintf("23.%d.1.%d", round, i+1)
-				_, err := f.svc.Update(context.Background(), f.p, hs[i].ID, UpdateInput{IP: &ip})
-				return err
-			})
-			if creates >= 1 || updates >= 1 {
-				t.Errorf("round %d: %.2f statements a create, %.2f an update, want under 1", round, creates, updates)
-			}
-			t.Logf("round %d: %.2f statements a create, %.2f an update", round, creates, updates)
 		}
+		close(start)
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		return float64(f.stmts.Load()) / callers
+	}
+	for round := range 3 {
+		creates := perWrite(func(i int) (err error) {
+			ip := fmt.Sprintf("23.%d.0.%d", round, i+1)
+			hs[i], err = f.svc.Create(context.Background(), f.p, CreateInput{IP: &ip})
+			return err
+		})
+		updates := perWrite(func(i int) error {
+			ip := fmt.Sprintf("23.%d.1.%d", round, i+1)
+			_, err := f.svc.Update(context.Background(), f.p, hs[i].ID, UpdateInput{IP: &ip})
+			return err
+		})
+		if creates >= 1 || updates >= 1 {
+			t.Errorf("round %d: %.2f statements a create, %.2f an update, want under 1", round, creates, updates)
+		}
+		t.Logf("round %d: %.2f statements a create, %.2f an update", round, creates, updates)
 	}
 }
 
