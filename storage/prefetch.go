@@ -16,14 +16,19 @@ import (
 // (executeFirst).
 //
 // The answers are as committed when the batch began, not when the part
-// runs: a few parts' time earlier, the same kind of difference the
-// unlocked reads already live with, for the same reason it is safe (what
-// a part decides on them is checked again by the last statement under
-// the account's lock, or by the unique index). What the parts before
-// write is another matter: once a part sends or keeps any statement but
-// its savepoint (a write the next part would see, or a read the batch
-// did not make for it), the answers not yet taken are dropped and the
-// parts after read for themselves.
+// runs: a few parts' time earlier. A row read with its lock (a hostname)
+// is the same either way; for the unlocked reads of accounts and labels
+// it is the difference they already live with, and safe for the same
+// reason (the last statement checks the cap again under the account's
+// lock, and the unique index a label taken twice). What the parts before
+// write is another matter, so answers not yet taken are dropped:
+//   - all of them, once a part's rule sends or keeps a statement of its
+//     own (a read the batch did not make for it, or a write);
+//   - for a hostname's update the part puts off (sent with the next
+//     statement), those that found that hostname or an account (the
+//     counter moves with the hostname's status); for any other write put
+//     off, all of them.
+// The parts after then read for themselves.
 
 // Expected is the read a grouped write will make first (Expect).
 type Expected struct {
