@@ -72,6 +72,9 @@ type prefetched struct {
 // expect (those whose callers still wait), when two or more do: one
 // part's read costs its round trip either way.
 func (t *Tx) prefetch(ctx context.Context, batch []*groupPart) error {
+	if t.pg == nil { // no connection of ours to tell a part's own statements by (part)
+		return nil
+	}
 	var (
 		es    []Expected
 		calls []pgCall
