@@ -40,7 +40,7 @@ func newDoor(tb testing.TB, d storage.Dialect) *door {
 	tb.Helper()
 	ctx := context.Background()
 	store := storagetest.Open(tb, d)
-	stmts := store.CountStatements() // before any write starts the goroutine that announces it
+	stmts := store.CountStatements()
 	k := make(seal.Key, 32)
 	rand.Read(k)
 	if _, err := domains.New(store, k).Create(ctx, domains.Input{Name: ptr("example.org")}); err != nil {

@@ -2,6 +2,8 @@ package storage
 
 import (
 	"context"
+	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/uptrace/bun"
@@ -18,22 +20,41 @@ import (
 // write's COMMIT, which goes with its last statement.
 func (s *Store) CountStatements() *atomic.Int64 {
 	n := new(atomic.Int64)
-	s.db.AddQueryHook(statementCounter{n: n, beginSent: s.dialect != Postgres})
+	s.counters.mu.Lock()
+	defer s.counters.mu.Unlock()
+	ns := append(slices.Clone(s.counters.load()), n)
+	s.counters.all.Store(&ns)
 	return n
 }
 
+// statementCounter is the query hook CountStatements' counters count
+// through. It is added when the store opens, before any of the store's
+// goroutines sends a statement: bun's hooks may not be added while
+// queries run (the notifier's would race with it).
 type statementCounter struct {
-	n         *atomic.Int64
+	mu        sync.Mutex // adding a counter
+	all       atomic.Pointer[[]*atomic.Int64]
 	beginSent bool // BEGIN is a statement of its own
 }
 
-func (c statementCounter) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context {
+func (c *statementCounter) load() []*atomic.Int64 {
+	if p := c.all.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+func (c *statementCounter) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context {
 	return ctx
 }
 
-func (c statementCounter) AfterQuery(ctx context.Context, e *bun.QueryEvent) {
-	if ctx.Value(uncounted{}) == nil && (c.beginSent || e.Query != "BEGIN") && !carried(ctx, e) {
-		c.n.Add(1)
+func (c *statementCounter) AfterQuery(ctx context.Context, e *bun.QueryEvent) {
+	ns := c.load()
+	if len(ns) == 0 || ctx.Value(uncounted{}) != nil || !c.beginSent && e.Query == "BEGIN" || carried(ctx, e) {
+		return
+	}
+	for _, n := range ns {
+		n.Add(1)
 	}
 }
 

@@ -51,6 +51,8 @@ type Store struct {
 	gate   writeGate // SQLite: writers wait their turn here
 	groups groups    // WriteGrouped's batches by key
 
+	counters statementCounter // CountStatements' (statements.go)
+
 	readOnly bool // OpenReadOnly's: every write is refused
 }
 
@@ -110,6 +112,8 @@ func open(ctx context.Context, d Dialect, dsn string, readOnly bool) (*Store, er
 		return nil, fmt.Errorf("storage: unknown dialect %q (want sqlite or postgres)", d)
 	}
 	s := &Store{db: db, dialect: d, dsn: dsn, readOnly: readOnly}
+	s.counters.beginSent = d != Postgres
+	db.AddQueryHook(&s.counters)
 	if d == SQLite {
 		s.gate = make(writeGate, 1)
 	}
