@@ -81,6 +81,6 @@ func reject(rcode int, code uint16, text string) error {
 type ReadOnly struct{}
 
 // Update implements the plugin's Updater.
-func (ReadOnly) Update(context.Context, string, string, string, *dns.Msg) (Answer, error) {
+func (ReadOnly) Update(context.Context, *dns.TSIG, string, *dns.Msg) (Answer, error) {
 	return answerOf(storage.ErrReadOnly), nil
 }

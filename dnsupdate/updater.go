@@ -50,9 +50,11 @@ func New(store *storage.Store, keys *accounts.Keyring, rules hostnames.Rules, p 
 // the server verified it, or never issued): NOTAUTH with TSIG error BADKEY.
 var ErrBadKey = errors.New("dnsupdate: the TSIG key may not sign")
 
-// Update applies r, signed by the TSIG key named key with algorithm ("" if
-// the signer did not say), from the client at addr (for the audit log).
-func (u *Updater) Update(ctx context.Context, key, algorithm, addr string, r *dns.Msg) (Answer, error) {
+// Update applies r, signed with sig (the request's TSIG record as the
+// server verified it: its key name, algorithm, time and MAC), from the
+// client at addr (for the audit log).
+func (u *Updater) Update(ctx context.Context, sig *dns.TSIG, addr string, r *dns.Msg) (Answer, error) {
+	key, algorithm := sig.Hdr.Name, sig.Algorithm
 	zone, a := checkZone(r)
 	if a != nil {
 		return *a, nil

@@ -38,7 +38,7 @@ func FuzzUpdate(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a, err := d.u.Update(ctx, d.key+".", dns.HmacSHA256, "127.0.0.1:53", m)
+		a, err := d.u.Update(ctx, signedBy(d.key+"."), "127.0.0.1:53", m)
 		if err != nil {
 			t.Fatalf("the door's key refused: %v", err)
 		}

@@ -119,7 +119,7 @@ func wire(tb testing.TB, m *dns.Msg) *dns.Msg {
 // send hands m to the door as the server does: read from the wire.
 func (d *door) send(tb testing.TB, m *dns.Msg) dnsupdate.Answer {
 	tb.Helper()
-	a, err := d.u.Update(context.Background(), d.key+".", dns.HmacSHA256, "127.0.0.1:53", wire(tb, m))
+	a, err := d.u.Update(context.Background(), signedBy(d.key+"."), "127.0.0.1:53", wire(tb, m))
 	if err != nil {
 		tb.Fatalf("Update: %v", err)
 	}
@@ -228,7 +228,7 @@ func TestUpdateRefusesEarly(t *testing.T) {
 	if a := d.send(t, m); a.Rcode != dns.RcodeFormatError {
 		t.Errorf("%d updates: %s", len(m.Ns), dns.RcodeToString[a.Rcode])
 	}
-	if _, err := d.u.Update(context.Background(), "nobody.tsig.", dns.HmacSHA256, "127.0.0.1:53", msg(t, "example.org", nil, nil)); err == nil {
+	if _, err := d.u.Update(context.Background(), signedBy("nobody.tsig."), "127.0.0.1:53", msg(t, "example.org", nil, nil)); err == nil {
 		t.Error("a key that is not in the ring was taken")
 	}
 }
@@ -250,7 +250,7 @@ func BenchmarkUpdate(b *testing.B) {
 			stmts.Store(0)
 			i := 0
 			for b.Loop() {
-				a, err := d.u.Update(context.Background(), d.key+".", dns.HmacSHA256, "127.0.0.1:53", ms[i%2])
+				a, err := d.u.Update(context.Background(), signedBy(d.key+"."), "127.0.0.1:53", ms[i%2])
 				if err != nil || a.Rcode != dns.RcodeSuccess {
 					b.Fatalf("repoint: %v %v", err, a.EDE)
 				}
@@ -280,7 +280,7 @@ func BenchmarkMintOneAccount(b *testing.B) {
 				for pb.Next() {
 					i := int(next.Add(1))
 					m := wire(b, msg(b, "example.org", nil, []string{fmt.Sprintf("mint%d.example.org. 60 IN A 198.41.%d.%d", i, i/250%250, i%250+1)}))
-					a, err := d.u.Update(context.Background(), d.key+".", dns.HmacSHA256, "127.0.0.1:53", m)
+					a, err := d.u.Update(context.Background(), signedBy(d.key+"."), "127.0.0.1:53", m)
 					if err != nil || a.Rcode != dns.RcodeSuccess {
 						b.Errorf("mint: %v %v", err, a.EDE)
 						return
@@ -312,7 +312,7 @@ func TestOneAccountReadsAhead(t *testing.T) {
 			m := wire(t, msg(t, "example.org", nil, updates(i)))
 			wg.Go(func() {
 				<-start
-				a, err := d.u.Update(context.Background(), d.key+".", dns.HmacSHA256, "127.0.0.1:53", m)
+				a, err := d.u.Update(context.Background(), signedBy(d.key+"."), "127.0.0.1:53", m)
 				if err != nil || a.Rcode != dns.RcodeSuccess {
 					t.Errorf("round %d, message %d: %v %v", round, i, err, a.EDE)
 				}
@@ -383,7 +383,7 @@ func TestUpdatePrerequisitesAtomic(t *testing.T) {
 				m := wire(t, msg(t, "example.org", []string{"race.example.org. 0 IN A 198.41.0.4"},
 					[]string{"race.example.org. 0 ANY A", fmt.Sprintf("race.example.org. 60 IN A 198.41.1.%d", i+1)}))
 				wg.Go(func() {
-					a, err := d.u.Update(context.Background(), d.key+".", dns.HmacSHA256, "127.0.0.1:53", m)
+					a, err := d.u.Update(context.Background(), signedBy(d.key+"."), "127.0.0.1:53", m)
 					if err != nil {
 						t.Error(err)
 					}
@@ -406,4 +406,15 @@ func TestUpdatePrerequisitesAtomic(t *testing.T) {
 			}
 		})
 	}
+}
+
+// macs numbers the signatures signedBy makes: each message a MAC of its own.
+var macs atomic.Uint64
+
+// signedBy is a TSIG record of key (hmac-sha256) as a server verified it,
+// signed now with a MAC no other message has.
+func signedBy(key string) *dns.TSIG {
+	return &dns.TSIG{Hdr: dns.RR_Header{Name: key, Rrtype: dns.TypeTSIG, Class: dns.ClassANY},
+		Algorithm: dns.HmacSHA256, TimeSigned: uint64(time.Now().Unix()), Fudge: 300,
+		MAC: fmt.Sprintf("%064x", macs.Add(1)), MACSize: 32}
 }

@@ -21,7 +21,7 @@ import (
 // signature the server has verified; the application gives it, as
 // k8s_external is given its backend.
 type Updater interface {
-	Update(ctx context.Context, key, algorithm, addr string, r *dns.Msg) (dnsupdate.Answer, error)
+	Update(ctx context.Context, sig *dns.TSIG, addr string, r *dns.Msg) (dnsupdate.Answer, error)
 }
 
 // TSIG for UPDATE: the keys are the store's, and CoreDNS's server verifies
@@ -227,11 +227,11 @@ func (h *Handler) serveUpdate(ctx context.Context, w dns.ResponseWriter, r *dns.
 	default:
 		key = t.Hdr.Name
 	}
-	algorithm := "" // the tsig plugin keeps it to itself
-	if t != nil {
-		algorithm = t.Algorithm
+	sig := t
+	if sig == nil { // the tsig plugin keeps its record to itself
+		sig = &dns.TSIG{Hdr: dns.RR_Header{Name: key}}
 	}
-	ans, err := h.updater.Update(ctx, key, algorithm, w.RemoteAddr().String(), r)
+	ans, err := h.updater.Update(ctx, sig, w.RemoteAddr().String(), r)
 	if err != nil {
 		return writeTSIGError(w, r, r.IsTsig(), dns.ErrSecret)
 	}
