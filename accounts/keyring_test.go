@@ -114,7 +114,8 @@ func TestCreateTSIGKeyRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readOnly, err := svc.CreateKey(ctx, a.ID, accounts.KeyInput{Scopes: []access.Scope{{Scope: access.HostnamesRead}}})
+	// It writes (dns01:write): a key that only reads issues no TSIG key.
+	readOnly, err := svc.CreateKey(ctx, a.ID, accounts.KeyInput{Scopes: []access.Scope{{Scope: access.HostnamesRead}, {Scope: access.DNS01Write}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +131,7 @@ func TestCreateTSIGKeyRefusals(t *testing.T) {
 		{"algorithm", svc, nil, accounts.TSIGInput{Algorithm: "hmac-md5"}, apierror.CodeBadRequest},
 		{"name", svc, nil, accounts.TSIGInput{Name: long}, apierror.CodeBadRequest},
 		{"scope", svc, nil, accounts.TSIGInput{Scopes: []access.Scope{{Scope: "zones:write"}}}, apierror.CodeBadRequest},
-		{"beyond the bearer", svc, narrow, accounts.TSIGInput{Scopes: []access.Scope{{Scope: access.DNS01Write}}}, apierror.CodeForbidden},
+		{"beyond the bearer", svc, narrow, accounts.TSIGInput{Scopes: []access.Scope{{Scope: access.HostnamesWrite}}}, apierror.CodeForbidden},
 		{"no encryption key", accounts.New(store, 2, nil), nil, accounts.TSIGInput{}, apierror.CodeNotImplemented},
 	} {
 		if _, err := tc.svc.CreateTSIGKey(ctx, a.ID, tc.by, tc.in); !isCode(err, tc.code) {
@@ -139,7 +140,7 @@ func TestCreateTSIGKeyRefusals(t *testing.T) {
 	}
 	// A bearer key's own scopes are what a key it issues gets by default.
 	nk, err := svc.CreateTSIGKey(ctx, a.ID, narrow, accounts.TSIGInput{})
-	if err != nil || len(nk.Scopes) != 1 || nk.Scopes[0].Scope != access.HostnamesRead {
+	if err != nil || len(nk.Scopes) != 2 || nk.Scopes[0].Scope != access.HostnamesRead || nk.Scopes[1].Scope != access.DNS01Write {
 		t.Fatalf("default scopes for a bearer: %+v, %v", nk, err)
 	}
 	for range accounts.MaxTSIGKeys - 1 {

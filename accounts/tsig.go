@@ -61,9 +61,16 @@ func OpenTSIGSecret(k seal.Key, row *storage.TSIGKey) (string, error) {
 }
 
 // CreateTSIGKey makes a TSIG key for an account. by is the bearer key that
-// asks (nil for the operator): it can only issue a key within its own
-// scopes and reach, and without scopes the new key gets exactly its own.
+// asks (nil for the operator): it must hold a write scope (a TSIG key only
+// writes, and each one costs a reload of every node and one of the team's
+// issues an hour), it can only issue a key within its own scopes and
+// reach, and without scopes the new key gets exactly its own.
 func (s *Service) CreateTSIGKey(ctx context.Context, accountID string, by *access.Principal, in TSIGInput) (*NewTSIGKey, error) {
+	if by != nil {
+		if err := by.RequireWrite("issuing a TSIG key"); err != nil {
+			return nil, err
+		}
+	}
 	if len(in.Name) > 200 {
 		return nil, apierror.BadRequest("name must be at most 200 characters")
 	}
@@ -98,17 +105,18 @@ func (s *Service) CreateTSIGKey(ctx context.Context, accountID string, by *acces
 		count: func(ctx context.Context, tx *storage.Tx) (int, error) { return tx.CountTSIGKeys(ctx, accountID) },
 		insert: func(ctx context.Context, tx *storage.Tx, scopes string) error {
 			k.Scopes = scopes
-			if err := ratelimit.Take(ctx, tx, accountID, tsigIssues, s.now()); err != nil {
-				return err
-			}
 			if by != nil {
 				// A key a bearer issues lives no longer than the bearer:
-				// its expiry, and its revocation (RevokeKey).
-				issuer, err := tx.Key(ctx, by.KeyID)
+				// its expiry, and its revocation (RevokeKey, which
+				// revokes what it issued and waits for this lock).
+				issuer, err := s.lockIssuer(ctx, tx, by.KeyID)
 				if err != nil {
 					return err
 				}
 				k.IssuedBy, k.ExpiresAt = issuer.ID, issuer.ExpiresAt
+			}
+			if err := ratelimit.Take(ctx, tx, accountID, tsigIssues, s.now()); err != nil {
+				return err
 			}
 			if err := tx.InsertTSIGKey(ctx, k); err != nil {
 				return err
@@ -120,6 +128,24 @@ func (s *Service) CreateTSIGKey(ctx context.Context, accountID string, by *acces
 		return nil, err
 	}
 	return &NewTSIGKey{Key: k, Secret: base64.StdEncoding.EncodeToString(raw), Scopes: scopes}, nil
+}
+
+// lockIssuer reads the API key id that issues a credential, locked
+// against its revocation until tx ends, and refuses as Authenticate would
+// if it no longer authenticates: it was checked when the request came in,
+// and may have been revoked (or expired) since. A create that passes
+// commits before the revocation, which then revokes what it made.
+func (s *Service) lockIssuer(ctx context.Context, tx *storage.Tx, id string) (*storage.APIKey, error) {
+	k, err := tx.LockKey(ctx, id)
+	if errors.Is(err, storage.ErrNotFound) || err == nil && k.RevokedAt != 0 {
+		return nil, apierror.Unauthorized()
+	} else if err != nil {
+		return nil, err
+	}
+	if k.ExpiresAt != 0 && s.now().UnixMilli() >= k.ExpiresAt {
+		return nil, apierror.New(apierror.CodeKeyExpired, "API key expired at %s; create a new key", stamp(k.ExpiresAt))
+	}
+	return k, nil
 }
 
 // within is nil when every scope in scopes is one that by holds, with a

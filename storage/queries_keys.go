@@ -21,6 +21,21 @@ func (q Queries) Key(ctx context.Context, id string) (*APIKey, error) {
 	return k, mapErr(err)
 }
 
+// LockKey is Key, its row locked until the transaction ends on PostgreSQL
+// against RevokeKey: FOR SHARE, which RevokeKey's UPDATE waits for (and
+// then sees what this transaction wrote), or which waits for that UPDATE
+// (and then reads the key revoked). What a key issues is thus committed
+// before its revocation, which takes it, or refused. SQLite's write
+// transactions exclude each other already.
+func (q Queries) LockKey(ctx context.Context, id string) (*APIKey, error) {
+	if q.dialect != Postgres {
+		return q.Key(ctx, id)
+	}
+	k := new(APIKey)
+	err := q.db.NewSelect().Model(k).Where("id = ?", id).For("SHARE").Scan(ctx)
+	return k, mapErr(err)
+}
+
 // Keys lists an account's keys that are not revoked, oldest first.
 func (q Queries) Keys(ctx context.Context, accountID string) ([]APIKey, error) {
 	var ks []APIKey
