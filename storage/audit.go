@@ -75,6 +75,13 @@ func (t *Tx) NoAudit() {
 	}
 }
 
+// NothingChanged marks t, the transaction of a WriteAll or WriteAllGrouped
+// whose function stands for all its parts, as one that changed nothing: a
+// DNS UPDATE message that made no rule call (its prerequisites alone, or
+// updates that leave the zone as it was), as a no-op PUT records no audit
+// entry (NoAudit). Only that function may call it, not a rule inside it.
+func (t *Tx) NothingChanged() { t.noAudit = true }
+
 // auditRow is the entry of ctx as t records it, or nil when t records none.
 func (t *Tx) auditRow(ctx context.Context) *AuditEntry {
 	e, _ := ctx.Value(auditKey{}).(*AuditEntry)

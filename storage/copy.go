@@ -35,6 +35,7 @@ var copyOrder = []string{
 	"audit_log",
 	"heartbeat",
 	"idempotency_keys",
+	"seen_macs",
 }
 
 // serialTables have a {{serial}} id. On PostgreSQL their sequence must be

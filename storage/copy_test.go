@@ -67,6 +67,7 @@ func fill(t *testing.T, s *storage.Store) {
 		{"INSERT INTO heartbeat (id, at) VALUES (1, 19)", nil},
 		{"INSERT INTO idempotency_keys (scope, key, fingerprint, status, answer, sealed, created_at) VALUES ('account:a1', 'k1', 'f', 201, '{}', TRUE, 20)", nil},
 		{"INSERT INTO audit_log (id, at, actor, account_id, action, object, result, status, address) VALUES (9, 18, 'key:k1', 'a1', 'POST /api/v1/hostnames', 'hostname:h1', 'ok', 201, '127.0.0.1')", nil},
+		{"INSERT INTO seen_macs (digest, expires_at) VALUES ('d1', 21)", nil},
 	}
 	for _, st := range stmts {
 		if err := s.Exec(ctx, st.q, st.args...); err != nil {

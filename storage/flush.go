@@ -102,6 +102,9 @@ func (t *Tx) flush(ctx context.Context, commit bool) error {
 		hostnames []*Hostname
 		hIdx      int
 	)
+	// So do a batch's seen MACs (seen_macs.go), in one insert at the end.
+	macs, later := seenMACRows(t.later)
+	t.later = later
 	for _, w := range t.later {
 		if h, ok := w.insert.(*Hostname); ok {
 			if hostnames = append(hostnames, h); len(hostnames) == 1 {
@@ -122,6 +125,9 @@ func (t *Tx) flush(ctx context.Context, commit bool) error {
 	t.later = nil
 	if len(hostnames) > 0 {
 		parts[hIdx] = t.tx.NewInsert().Model(&hostnames)
+	}
+	if len(macs) > 0 {
+		parts = append(parts, t.tx.NewInsert().Model(&macs))
 	}
 	changes := t.changes[t.flushed:]
 	t.flushed = len(t.changes)

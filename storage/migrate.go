@@ -352,6 +352,17 @@ CREATE INDEX rate_events_at ON rate_events (at)`, map[Dialect]string{
 	{23, "the cap checked again under the lock by a batch's last statement", "", map[Dialect]string{
 		Postgres: `CREATE FUNCTION hostmint_capped(account TEXT, adding BIGINT, cap BIGINT) RETURNS BIGINT LANGUAGE plpgsql AS $$ DECLARE held BIGINT; BEGIN SELECT active_hostnames INTO held FROM accounts WHERE id = account FOR NO KEY UPDATE; IF held + adding > cap THEN RAISE EXCEPTION USING ERRCODE = 'HM409', MESSAGE = 'active-hostname cap passed', DETAIL = account || ' ' || held || ' + ' || adding || ' > ' || cap; END IF; RETURN held; END $$`,
 	}},
+	// A signed DNS UPDATE is applied once: its MAC is kept while its
+	// message could be taken (storage/seen_macs.go), found for its purge
+	// through expires_at.
+	{24, "the MACs of signed DNS UPDATE messages, to refuse replays", `
+CREATE TABLE seen_macs (
+	digest TEXT PRIMARY KEY,
+	expires_at BIGINT NOT NULL
+);
+CREATE INDEX seen_macs_expires ON seen_macs (expires_at)`, map[Dialect]string{
+		Postgres: `ALTER TABLE seen_macs SET (vacuum_truncate = false)`,
+	}},
 }
 
 // recountActive sets every account's active_hostnames from its rows: once

@@ -109,6 +109,9 @@ func (t *Tx) prefetch(ctx context.Context, batch []*groupPart) error {
 // account's counter through the trigger; any other write, all of them.
 func (t *Tx) settlePrefetched(ws []laterWrite) {
 	for _, w := range ws {
+		if _, ok := w.insert.(*SeenMAC); ok {
+			continue // no read is of it
+		}
 		if w.update == nil {
 			t.prefetched = nil
 			return

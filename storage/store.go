@@ -414,10 +414,13 @@ func mapErr(err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, ErrNotFound), errors.Is(err, ErrConflict), errors.Is(err, ErrUnavailable), errors.Is(err, ErrReadOnly):
+	case errors.Is(err, ErrNotFound), errors.Is(err, ErrConflict), errors.Is(err, ErrUnavailable), errors.Is(err, ErrReadOnly),
+		errors.Is(err, ErrSeenMAC):
 		return err
 	case errors.Is(err, sql.ErrNoRows):
 		return ErrNotFound
+	case isUnique(err) && isSeenMAC(err):
+		return fmt.Errorf("%w: %v", ErrSeenMAC, err)
 	case isUnique(err):
 		return fmt.Errorf("%w: %v", ErrConflict, err)
 	case isUnavailable(err):

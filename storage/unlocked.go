@@ -96,18 +96,20 @@ func (t *Tx) CapActive(accountID string, cap int) {
 	}
 }
 
-// keepLater moves the hostnames a batch's part put off to t.kept, for the
-// batch's last statement, unless the part updates a row after inserting
-// it (then they are written in their order, as before).
+// keepLater moves the hostnames (and the seen MACs, seen_macs.go) a
+// batch's part put off to t.kept, for the batch's last statement, unless
+// the part updates a row after inserting it (then they are written in
+// their order, as before).
 func (t *Tx) keepLater() {
 	if !t.batch || updateAfterInsert(t.later) {
 		return
 	}
 	rest := t.later[:0:0]
 	for _, w := range t.later {
-		if _, ok := w.insert.(*Hostname); ok {
+		switch w.insert.(type) {
+		case *Hostname, *SeenMAC:
 			t.kept = append(t.kept, w)
-		} else {
+		default:
 			rest = append(rest, w)
 		}
 	}
