@@ -352,6 +352,27 @@ func (z *zoneState) update(ctx context.Context, rr dns.RR) error {
 	return nil
 }
 
+// changes reports whether the updates leave any name other than it was
+// read: if not, commit would make no rule call.
+func (z *zoneState) changes() bool {
+	for _, n := range z.names {
+		if !n.dirty {
+			continue
+		}
+		for t, vs := range n.now {
+			if !sameSet(n.was[t], vs) {
+				return true
+			}
+		}
+		for t, vs := range n.was {
+			if !sameSet(vs, n.now[t]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // commit makes the rule calls that the state's differences stand for,
 // inside the message's transaction.
 func (z *zoneState) commit(ctx context.Context, p *access.Principal) error {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/hostmint/hostmint/access"
 	"github.com/hostmint/hostmint/accounts"
@@ -52,8 +53,13 @@ var ErrBadKey = errors.New("dnsupdate: the TSIG key may not sign")
 
 // Update applies r, signed with sig (the request's TSIG record as the
 // server verified it: its key name, algorithm, time and MAC), from the
-// client at addr (for the audit log).
+// client at addr (for the audit log). A message whose MAC was seen before
+// is not applied again (replay.go).
 func (u *Updater) Update(ctx context.Context, sig *dns.TSIG, addr string, r *dns.Msg) (Answer, error) {
+	seen, a := seenOf(sig, time.Now())
+	if a != nil {
+		return *a, nil
+	}
 	key, algorithm := sig.Hdr.Name, sig.Algorithm
 	zone, a := checkZone(r)
 	if a != nil {
@@ -67,26 +73,26 @@ func (u *Updater) Update(ctx context.Context, sig *dns.TSIG, addr string, r *dns
 		return Answer{Rcode: dns.RcodeNotAuth}, ErrBadKey
 	}
 	if err != nil {
-		return answerOf(err), nil
+		return u.unapplied(ctx, seen, answerOf(err)), nil
 	}
 	e := &storage.AuditEntry{Actor: "tsig:" + p.KeyID, AccountID: p.AccountID, Action: "DNS UPDATE " + zone, Address: addr}
 	if u.Audit != nil {
 		ctx = u.Audit.Begin(ctx, e)
 	}
-	out := u.apply(ctx, p, zone, r)
+	out := u.apply(ctx, p, zone, r, seen)
 	if u.Audit != nil {
 		u.Audit.Finish(e, out)
 	}
 	return out, nil
 }
 
-func (u *Updater) apply(ctx context.Context, p *access.Principal, zone string, r *dns.Msg) Answer {
+func (u *Updater) apply(ctx context.Context, p *access.Principal, zone string, r *dns.Msg, seen *storage.SeenMAC) Answer {
 	dom, err := u.zone(ctx, zone)
 	if errors.Is(err, storage.ErrNotFound) {
-		return refuse(dns.RcodeNotAuth, dns.ExtendedErrorCodeNotAuthoritative, fmt.Sprintf("zone %s is not served here", zone))
+		return u.unapplied(ctx, seen, refuse(dns.RcodeNotAuth, dns.ExtendedErrorCodeNotAuthoritative, fmt.Sprintf("zone %s is not served here", zone)))
 	}
 	if err != nil {
-		return answerOf(err)
+		return u.unapplied(ctx, seen, answerOf(err))
 	}
 	if e, ok := u.expect(p, dom, r); ok {
 		ctx = storage.Expect(ctx, e)
@@ -105,13 +111,27 @@ func (u *Updater) apply(ctx context.Context, p *access.Principal, zone string, r
 				return err
 			}
 		}
-		return z.commit(ctx, p)
+		if !z.changes() {
+			// As a no-op PUT: no audit entry, no change row, no serial.
+			tx.NothingChanged()
+		} else if err := z.commit(ctx, p); err != nil {
+			return err
+		}
+		tx.RecordMACLater(seen)
+		return nil
 	})
+	if err == nil {
+		return ok
+	}
+	if errors.Is(err, storage.ErrSeenMAC) {
+		return replayed
+	}
+	out := answerOf(err)
 	var rej *rejection
 	if errors.As(err, &rej) {
-		return rej.Answer
+		out = rej.Answer
 	}
-	return answerOf(err)
+	return u.unapplied(ctx, seen, out)
 }
 
 // expect is the read r's first name makes (readAll), when a batch of the
