@@ -214,8 +214,9 @@ func (s *Server) ClientAddr(r *http.Request) string {
 
 // clientAddr is the address the request came from: the TCP peer, unless the
 // peer is a trusted proxy; then the right-most X-Forwarded-For entry that is
-// not itself a trusted proxy. Entries left of it were written by the client
-// or by proxies we do not know, so they may be forged.
+// not itself a trusted proxy (with or without a port: hopAddr). Entries left
+// of it were written by the client or by proxies we do not know, so they may
+// be forged.
 func (s *Server) clientAddr(r *http.Request) (netip.Addr, bool) {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
@@ -233,7 +234,7 @@ func (s *Server) clientAddr(r *http.Request) (netip.Addr, bool) {
 		hops = append(hops, strings.Split(v, ",")...)
 	}
 	for i := len(hops) - 1; i >= 0; i-- {
-		a, err := addrclass.Parse(strings.TrimSpace(hops[i]))
+		a, err := hopAddr(hops[i])
 		if err != nil {
 			return netip.Addr{}, false // garbage from a proxy we trust
 		}
@@ -244,7 +245,7 @@ func (s *Server) clientAddr(r *http.Request) (netip.Addr, bool) {
 	// Only trusted proxies all the way: the left-most is as close to the
 	// client as we can see.
 	if len(hops) > 0 {
-		a, _ := addrclass.Parse(strings.TrimSpace(hops[0]))
+		a, _ := hopAddr(hops[0])
 		return a, true
 	}
 	return peer, true
