@@ -71,6 +71,9 @@ const (
 	// secondaries ([P1]).
 	expiryTick  = time.Second
 	compactTick = 10 * time.Minute
+	// seenMACTick: a signed UPDATE's MAC is kept about 11 minutes at most
+	// (dnsupdate/replay.go), so the table holds that plus a minute of them.
+	seenMACTick = time.Minute
 	// beatTick is how often a writer stamps the heartbeat read-only nodes
 	// measure their lag against: their lag's resolution.
 	beatTick = time.Second
@@ -192,6 +195,12 @@ func Start(cfg Config, newIndex NewIndex) (*App, error) {
 				return err
 			}
 			_, err := n.store.PurgeRateEvents(wctx, time.Now().Add(-rateEventRetention).UnixMilli())
+			return err
+		})
+	})
+	wg.Go(func() {
+		every(wctx, seenMACTick, "deleting the MACs of signed UPDATE messages past their time", func() error {
+			_, err := n.store.PurgeSeenMACs(wctx, time.Now().UnixMilli())
 			return err
 		})
 	})
