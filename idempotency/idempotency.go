@@ -26,7 +26,10 @@ const MaxKey = 255
 
 // Request is one request that carried a key.
 type Request struct {
-	Scope string // whose key: "key:<id>" for an API key, "admin" for the operator
+	// Scope is whose key it is, the credential that authenticated the
+	// request: "key:<id>" for an API key, "admin" for the operator. It has
+	// no default: a request without one is refused, never kept.
+	Scope string
 	Key   string
 	// Request is what must be the same on a retry: method, path and body.
 	Request []byte
@@ -71,6 +74,10 @@ func Check(key string) error {
 	return nil
 }
 
+// errNoScope: a caller asked to keep an answer for no credential, whose
+// keys would be everyone's.
+var errNoScope = errors.New("idempotency: a key needs the scope of the credential that sent it")
+
 // errTaken: another request holding the key committed first.
 var errTaken = errors.New("idempotency: key taken meanwhile")
 
@@ -81,6 +88,9 @@ var errTaken = errors.New("idempotency: key taken meanwhile")
 func (s *Service) Do(ctx context.Context, req Request, create func(ctx context.Context) (Answer, error)) (Answer, error) {
 	if err := Check(req.Key); err != nil {
 		return Answer{}, err
+	}
+	if req.Scope == "" {
+		return Answer{}, errNoScope
 	}
 	sum := sha256.Sum256(req.Request)
 	fingerprint := hex.EncodeToString(sum[:])
