@@ -184,7 +184,8 @@ func (s *Server) routeTable() []route {
 				"`fulldomain` by CNAME and publish with POST /api/acme/update, whose values are served at `fulldomain`. 400 a " +
 				"malformed body or a network that is not CIDR; 429 RATE_LIMITED with Retry-After past 20 registrations an hour " +
 				"from one network (an IPv4 /24, an IPv6 /56), 200 from the /16 or /40 around it, or 2 000 in all. A registration " +
-				"not updated for 180 days is deleted.",
+				"not updated for 180 days is deleted. An `Idempotency-Key` header is ignored: with no credential a key would be " +
+				"anyone's, so every call registers anew and no answer (nor its password) is kept.",
 			ok: 201, okSchema: "Registration", errors: []int{400, 429, 500, 501, 503}, handle: s.acmeRegister},
 		{method: "GET", path: "/api/admin/acme-registrations", auth: authAdmin, summary: "List acme-dns registrations",
 			doc: "The registrations made through POST /api/acme/register, in username order, without secrets or values. " +

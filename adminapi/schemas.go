@@ -52,6 +52,14 @@ func enum(desc string, vals ...string) schema {
 	return schema{"type": "string", "enum": vals, "description": desc}
 }
 
+// secretMark marks a field that holds a secret shown once (a key, a
+// password, a link that signs in): an answer holding one is kept only
+// sealed for an Idempotency-Key's retries (see holdsSecret).
+const secretMark = "x-secret"
+
+// secret marks s as a secret field.
+func secret(s schema) schema { s[secretMark] = true; return s }
+
 func req(name string, s schema) field { return field{name, true, s} }
 func opt(name string, s schema) field { return field{name, false, s} }
 
@@ -131,7 +139,7 @@ func (s *Server) schemas() map[string]schema {
 				"ipv4hint (list), ipv6hint (list), ech (base64), mandatory (list of keys); emitted in ascending key order"})),
 		"Credential": object("A DNS-01 credential, as acme-dns registers one.",
 			req("username", str("UUID; send as X-Api-User")),
-			req("password", str("Send as X-Api-Key; shown only at creation")),
+			req("password", secret(str("Send as X-Api-Key; shown only at creation"))),
 			req("fulldomain", str("_acme-challenge.<hostname>, where the values are served")),
 			req("subdomain", str("Equals username; sent in update calls")),
 			req("server_url", str("{base_url}/api/acme: the acme-dns server URL for clients (no trailing slash)")),
@@ -140,7 +148,7 @@ func (s *Server) schemas() map[string]schema {
 			opt("allowfrom", arrayOf(str("A network in CIDR notation (192.0.2.0/24, 2001:db8::/48)"), "Where updates may come from; none: anywhere"))),
 		"Registration": object("An acme-dns registration for any domain, as acme-dns answers /register.",
 			req("username", str("UUID; send as X-Api-User")),
-			req("password", str("Send as X-Api-Key; shown only here")),
+			req("password", secret(str("Send as X-Api-Key; shown only here"))),
 			req("fulldomain", str("<subdomain>.<acme_dns_domain>: point _acme-challenge.<your name> here by CNAME")),
 			req("subdomain", str("UUID; sent in update calls")),
 			req("allowfrom", arrayOf(str(""), "The networks updates are taken from; empty: anywhere"))),
@@ -161,7 +169,7 @@ func (s *Server) schemas() map[string]schema {
 			req("status", enum("The order's state", "requested", "issuing", "issued", "failed", "revoking", "revoked")),
 			opt("ca", enum("The CA that issued the chain held", certs.CANames...)),
 			opt("certificate", str("PEM chain, leaf first")),
-			opt("private_key", str("PEM private key (managed only, and only to a key with hostnames:write on the hostname; a fresh key at every renewal)")),
+			opt("private_key", secret(str("PEM private key (managed only, and only to a key with hostnames:write on the hostname; a fresh key at every renewal)"))),
 			opt("expires_at", dateTime("The chain's expiry; managed certificates renew at two thirds of their life")),
 			opt("error", str("Why the last order failed"))),
 		"Diagnosis": object("[P2] A diagnose report.",
@@ -214,7 +222,7 @@ func (s *Server) schemas() map[string]schema {
 			opt("hostname", str("Limit to this hostname id"))),
 		"Key": object("An API key.",
 			req("id", str("The <key_id> part of the key")),
-			opt("key", str("svc_<key_id>_<secret>; only in the create answer")),
+			opt("key", secret(str("svc_<key_id>_<secret>; only in the create answer"))),
 			req("name", str("Name")),
 			req("scopes", arrayOf(ref("Scope"), "Grants")),
 			req("expires_at", nullable("string", "When the key stops authenticating; null: never")),
@@ -244,7 +252,7 @@ func (s *Server) schemas() map[string]schema {
 			req("name", str("Name")),
 			req("key_name", str("The name the TSIG record carries (lowercase, no trailing dot)")),
 			req("algorithm", str("hmac-sha256 or hmac-sha512")),
-			opt("secret", str("Base64 of the 32-byte secret; only in the create answer")),
+			opt("secret", secret(str("Base64 of the 32-byte secret; only in the create answer"))),
 			req("scopes", arrayOf(ref("Scope"), "Grants")),
 			req("expires_at", nullable("string", "When it stops signing: the expiry of the API key that issued it; null: never")),
 			req("created_at", dateTime("Creation time"))),
@@ -256,7 +264,7 @@ func (s *Server) schemas() map[string]schema {
 		"Revoked":     object("Revocation result.", req("revoked", boolean("Always true"))),
 		"SigninLink": object("A one-time dashboard sign-in link.",
 			req("id", str("What the link is listed and withdrawn by (a hash of its token; it cannot sign in)")),
-			req("url", str("{base_url}/dashboard/signin/link?token=...; works once; shown only here")),
+			req("url", secret(str("{base_url}/dashboard/signin/link?token=...; works once; shown only here"))),
 			req("expires_at", dateTime("When the link stops working if unused"))),
 		"TeamAccess": object("Who can open a team's dashboard.",
 			req("sessions", arrayOf(object("A signed-in browser.",
