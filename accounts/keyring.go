@@ -75,15 +75,6 @@ func (r *Keyring) Secrets() map[string]string {
 	return out
 }
 
-// Holds reports whether the ring has the key named name (as a TSIG record
-// carries it): a key revoked, or of a suspended team, it has not.
-func (r *Keyring) Holds(name string) bool {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	_, ok := r.keys[keyName(name)]
-	return ok
-}
-
 func keyName(n string) string { return strings.ToLower(strings.TrimSuffix(n, ".")) }
 
 const keyringPage = 10_000
@@ -231,21 +222,31 @@ func (r *Keyring) Forget(id string) {
 	}
 }
 
-// Principal is who a message signed by the key named name, with algorithm
-// (as TSIG names it, "hmac-sha256."; "" when the signer did not say),
-// acts for: ErrUnknownTSIGKey for a key that is not in the ring (revoked,
-// expired) or signed with another algorithm than its own, the 403 of a
-// closed team, or its principal.
-func (r *Keyring) Principal(ctx context.Context, name, algorithm string) (*access.Principal, error) {
+// ErrClosedTeam is Check's answer for a key of a team that is suspended or
+// whose plan ended: it may not sign until its operator restores it.
+var ErrClosedTeam = errors.New("accounts: the TSIG key's team is suspended or its plan ended")
+
+// Check is the one rule for whether the key named name (as a TSIG record
+// carries it) may sign now with algorithm ("hmac-sha256."; "" when the
+// signer did not say): nil, or ErrUnknownTSIGKey for a key not in the ring
+// (never issued, revoked), expired, or used with another algorithm than
+// its own, or ErrClosedTeam. Every path that takes a store key asks it:
+// UPDATE, signed queries, transfers. It costs no SQL.
+func (r *Keyring) Check(name, algorithm string) error {
+	_, _, err := r.check(name, algorithm)
+	return err
+}
+
+// check is Check with the key's principal as the ring holds it, and
+// whether its Names were read.
+func (r *Keyring) check(name, algorithm string) (p access.Principal, named bool, err error) {
 	r.mu.RLock()
 	k := r.keys[keyName(name)]
 	if k != nil && algorithm != "" && keyName(algorithm) != k.algorithm {
 		k = nil // a key is its secret and its algorithm
 	}
 	var (
-		p       access.Principal
 		acct    storage.Account
-		named   bool
 		expires int64
 	)
 	if k != nil {
@@ -254,9 +255,19 @@ func (r *Keyring) Principal(ctx context.Context, name, algorithm string) (*acces
 	r.mu.RUnlock()
 	now := r.now()
 	if k == nil || expires != 0 && now.UnixMilli() >= expires {
-		return nil, ErrUnknownTSIGKey
+		return p, false, ErrUnknownTSIGKey
 	}
-	if err := CheckOpen(&acct, now); err != nil {
+	if acct.Access(now.UnixMilli()) != storage.AccountActive {
+		return p, false, ErrClosedTeam
+	}
+	return p, named, nil
+}
+
+// Principal is who a message signed by the key named name, with algorithm,
+// acts for, when Check lets it sign.
+func (r *Keyring) Principal(ctx context.Context, name, algorithm string) (*access.Principal, error) {
+	p, named, err := r.check(name, algorithm)
+	if err != nil {
 		return nil, err
 	}
 	if !named {
@@ -272,4 +283,34 @@ func (r *Keyring) Principal(ctx context.Context, name, algorithm string) (*acces
 		r.mu.Unlock()
 	}
 	return &p, nil
+}
+
+// ErrNoTransfer is MayTransfer's answer for a zone the key may not transfer.
+var ErrNoTransfer = errors.New("accounts: a TSIG key transfers only its own team's domain, whole")
+
+// MayTransfer is nil when the key named name, signing with algorithm, may
+// transfer zone (lowercase, no trailing dot): a zone its reach covers
+// whole, its team's own domain with a team-wide or domain-wide grant of
+// hostnames:read or hostnames:write (external-dns's rfc2136 provider reads
+// the zone to change what it made). Never a pool domain, whose other names
+// are other teams', nor the catalog, nor anything once Check refuses the
+// key. The operator's keys are no store keys and are not asked.
+func (r *Keyring) MayTransfer(ctx context.Context, name, algorithm, zone string) error {
+	p, _, err := r.check(name, algorithm)
+	if err != nil {
+		return err
+	}
+	d, err := r.store.Reader().DomainByName(ctx, zone)
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		return ErrNoTransfer
+	case err != nil:
+		return err
+	}
+	whole := access.Target{Domain: d.Name}
+	if d.AccountID == "" || d.AccountID != p.AccountID ||
+		!p.Allows(access.HostnamesRead, whole) && !p.Allows(access.HostnamesWrite, whole) {
+		return ErrNoTransfer
+	}
+	return nil
 }

@@ -64,8 +64,11 @@ func TestKeyring(t *testing.T) {
 			if _, err := svc.Patch(ctx, a.ID, accounts.Input{Status: &suspended}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := ring.Principal(ctx, nk.Key.KeyName, ""); !isCode(err, apierror.CodeForbidden) {
+			if _, err := ring.Principal(ctx, nk.Key.KeyName, ""); !errors.Is(err, accounts.ErrClosedTeam) {
 				t.Fatalf("a suspended team's key: %v", err)
+			}
+			if err := ring.Check(nk.Key.KeyName+".", "hmac-sha256."); !errors.Is(err, accounts.ErrClosedTeam) {
+				t.Fatalf("a suspended team's key, checked: %v", err)
 			}
 			active := "active"
 			if _, err := svc.Patch(ctx, a.ID, accounts.Input{Status: &active}); err != nil {

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"time"
 
@@ -48,9 +49,23 @@ func TSIGSecrets(cfg Config) (map[string]string, error) {
 // them now, by key name with the trailing dot.
 func (n *Node) TSIGSecrets() map[string]string { return n.node.keyring.Secrets() }
 
-// HoldsTSIG reports whether the node holds the TSIG key named name now
-// (not revoked, its team not suspended).
-func (n *Node) HoldsTSIG(name string) bool { return n.node.keyring.Holds(name) }
+// CheckTSIG is nil when the store's TSIG key named name may sign now with
+// algorithm (accounts.Keyring.Check: not revoked, not expired, its own
+// algorithm, its team open).
+func (n *Node) CheckTSIG(name, algorithm string) error { return n.node.keyring.Check(name, algorithm) }
+
+// MayTransferTSIG reports whether the store's TSIG key named name may
+// transfer zone (accounts.Keyring.MayTransfer); err is a store failure.
+func (n *Node) MayTransferTSIG(ctx context.Context, name, algorithm, zone string) (bool, error) {
+	err := n.node.keyring.MayTransfer(ctx, name, algorithm, zone)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, accounts.ErrNoTransfer), errors.Is(err, accounts.ErrUnknownTSIGKey), errors.Is(err, accounts.ErrClosedTeam):
+		return false, nil
+	}
+	return false, err
+}
 
 // OnTSIGChange registers f to run whenever the node's TSIG keys change.
 func (n *Node) OnTSIGChange(f func()) { n.node.keyring.OnChange(f) }

@@ -69,7 +69,7 @@ func (u *Updater) Update(ctx context.Context, sig *dns.TSIG, addr string, r *dns
 		return *a, nil
 	}
 	p, err := u.keys.Principal(ctx, key, algorithm)
-	if errors.Is(err, accounts.ErrUnknownTSIGKey) {
+	if errors.Is(err, accounts.ErrUnknownTSIGKey) || errors.Is(err, accounts.ErrClosedTeam) {
 		return Answer{Rcode: dns.RcodeNotAuth}, ErrBadKey
 	}
 	if err != nil {

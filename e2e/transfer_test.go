@@ -425,14 +425,20 @@ func TestTransferTeamDomain(t *testing.T) {
 // refusedSigned reads coredns_hostname_transfers_refused_total{reason="signed"}
 // from this process's registry, where the in-process servers count.
 func refusedSigned() float64 {
+	return counterValue("coredns_hostname_transfers_refused_total", "reason", "signed")
+}
+
+// counterValue reads the counter name{label="value"} from this process's
+// registry.
+func counterValue(name, label, value string) float64 {
 	mfs, _ := prometheus.DefaultGatherer.Gather()
 	for _, mf := range mfs {
-		if mf.GetName() != "coredns_hostname_transfers_refused_total" {
+		if mf.GetName() != name {
 			continue
 		}
 		for _, m := range mf.GetMetric() {
 			for _, l := range m.GetLabel() {
-				if l.GetName() == "reason" && l.GetValue() == "signed" {
+				if l.GetName() == label && l.GetValue() == value {
 					return m.GetCounter().GetValue()
 				}
 			}

@@ -314,7 +314,7 @@ update add box.a.example.net 300 CAA 0 issue "letsencrypt.org"`)
 
 			// A suspended team's keys sign nothing; restored, they do again.
 			s.must(200, "PATCH", "/api/admin/accounts/"+teamA, s.admin, map[string]any{"status": "suspended"})
-			s.refusedUpdate(kA, "zone a.example.net\nupdate add _acme-challenge.box.a.example.net 60 TXT "+strings.Repeat("s", 43), "REFUSED")
+			s.refusedUpdate(kA, "zone a.example.net\nupdate add _acme-challenge.box.a.example.net 60 TXT "+strings.Repeat("s", 43), "NOTAUTH")
 			s.must(200, "PATCH", "/api/admin/accounts/"+teamA, s.admin, map[string]any{"status": "active"})
 			s.mustUpdate(kA, "zone a.example.net\nupdate add _acme-challenge.box.a.example.net 60 TXT "+strings.Repeat("s", 43))
 

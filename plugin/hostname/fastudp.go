@@ -42,10 +42,11 @@ type fastUDP struct {
 // being bypassed by an answer from bytes: they never act on a plain IN
 // query without EDNS options or TSIG of a type fromBytes takes, the only
 // kind answered so (transfer takes AXFR and IXFR, chaos the CH class, nsid
-// an NSID option, any the type ANY, errors what a plugin returns).
+// an NSID option, any the type ANY, errors what a plugin returns, this
+// plugin's key gate a signed message).
 // prometheus is let through too: its per-request counters miss answers
 // from bytes, which the README says; the plugin's own count them all.
-var passesQueries = []string{"transfer", "chaos", "nsid", "any", "errors", "cancel", "prometheus"}
+var passesQueries = []string{"transfer", "chaos", "nsid", "any", "errors", "cancel", "prometheus", keyGateName}
 
 // fastBlocker is the first plugin of conf's chain, before this one, that an
 // answer from bytes would bypass; "" when there is none.

@@ -194,7 +194,8 @@ func (h *Handler) write(w dns.ResponseWriter, r *dns.Msg, state request.Request,
 	switch {
 	case b != nil && err == nil:
 		sendRaw(out, rec, b, m.Rcode)
-	case h.signQuery(w, r, m):
+	default:
+		signQuery(r, m)
 		w.WriteMsg(m)
 	}
 	return dns.RcodeSuccess, nil

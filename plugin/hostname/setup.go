@@ -1,6 +1,7 @@
 package hostname
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/netip"
@@ -50,6 +51,11 @@ func setup(c *caddy.Controller) error {
 		return plugin.Error("hostname", err)
 	}
 	h := newHandler(cfg)
+	conf := dnsserver.GetConfig(c)
+	gate := &keyGate{h: h, operator: map[string]bool{}}
+	for name := range conf.TsigSecret { // the tsig block's, set up before this plugin
+		gate.operator[strings.ToLower(name)] = true
+	}
 	if cfg.app.DynamicUpdate {
 		if h.tsigSecrets, err = setupTSIG(c, cfg); err != nil {
 			return plugin.Error("hostname", err)
@@ -81,9 +87,15 @@ func setup(c *caddy.Controller) error {
 		c.OnRestartFailed(func() error { h.reopenFast(); return nil })
 		c.OnShutdown(func() error { h.stopFast(); return nil })
 	}
-	dnsserver.GetConfig(c).AddPlugin(func(next plugin.Handler) plugin.Handler {
+	conf.AddPlugin(func(next plugin.Handler) plugin.Handler {
 		h.Next = next
 		return h
+	})
+	// The key gate goes first, before every plugin that acts on a signed
+	// message (keygate.go).
+	conf.Plugin = slices.Insert(conf.Plugin, 0, func(next plugin.Handler) plugin.Handler {
+		gate.Next = next
+		return gate
 	})
 	return nil
 }
@@ -176,7 +188,8 @@ type Node interface {
 // its TSIG keys, and the door that applies (or, read-only, refuses) them.
 type updateNode interface {
 	TSIGSecrets() map[string]string
-	HoldsTSIG(name string) bool
+	CheckTSIG(name, algorithm string) error
+	MayTransferTSIG(ctx context.Context, name, algorithm, zone string) (bool, error)
 	OnTSIGChange(f func())
 	ServeTSIG(secrets map[string]string)
 	ReloadTSIG(reload func() error)

@@ -2,10 +2,7 @@ package hostname
 
 import (
 	"context"
-	"encoding/binary"
-	"encoding/hex"
 	"maps"
-	"strings"
 	"sync"
 	"time"
 
@@ -29,9 +26,10 @@ type Updater interface {
 // adds the store's keys to them (beside those of a tsig block, which
 // keeps working for transfers); when the store has a key they do not
 // verify, the node reloads (as the reload plugin does) so that its
-// servers take the new set. Revocation needs no reload: the updater and
-// signQuery refuse a key the node no longer holds, at once, and a reload
-// closes TCP connections its servers had accepted and not yet read.
+// servers take the new set. Revocation needs no reload: the key gate
+// (keygate.go) refuses a key the node no longer holds, at once, on every
+// path, and a reload closes TCP connections its servers had accepted and
+// not yet read.
 
 // setupTSIG lets the server block of c take UPDATE and verify the store's
 // keys; it returns the secrets it added.
@@ -195,18 +193,15 @@ func unverified(keys, baked map[string]string) bool {
 	return false
 }
 
-// holds reports whether a key the servers verified may still sign: a key
-// of the store that its node dropped (revoked, its team suspended) may
-// not, though the servers verify it until their next reload. A tsig
-// block's own keys are not the store's.
-func (h *Handler) holds(name string) bool {
-	if _, store := h.tsigSecrets[strings.ToLower(name)]; !store {
-		return true
+// keyNode is the node that judges the store's TSIG keys: nil before it
+// started, or without dynamic_update (no store key is verified then).
+func (h *Handler) keyNode() updateNode {
+	if h.reloader == nil {
+		return nil
 	}
 	h.reloader.mu.Lock()
-	n := h.reloader.node
-	h.reloader.mu.Unlock()
-	return n == nil || n.HoldsTSIG(name)
+	defer h.reloader.mu.Unlock()
+	return h.reloader.node
 }
 
 // serveUpdate answers an UPDATE message.
@@ -214,26 +209,20 @@ func (h *Handler) serveUpdate(ctx context.Context, w dns.ResponseWriter, r *dns.
 	if h.updater == nil {
 		return h.writeUpdate(w, r, nil, dnsupdate.Answer{Rcode: dns.RcodeNotImplemented})
 	}
-	t := r.IsTsig()
-	key, verified := tsig.ValidatedKeyName(ctx) // the tsig plugin verified it and signs the answer
-	switch {
-	case verified:
-		t = nil
-	case t == nil:
+	// The key gate let the signature through (its key may sign now);
+	// the tsig plugin, when there is one, verified it and signs the answer.
+	sig := signatureOf(ctx)
+	if sig == nil {
 		return h.writeUpdate(w, r, nil, dnsupdate.Answer{Rcode: dns.RcodeRefused, EDE: &dns.EDNS0_EDE{
 			InfoCode: dns.ExtendedErrorCodeProhibited, ExtraText: "UPDATE must be signed with a TSIG key this service issued"}})
-	case w.TsigStatus() != nil:
-		return writeTSIGError(w, r, t, w.TsigStatus())
-	default:
-		key = t.Hdr.Name
 	}
-	sig := t
-	if sig == nil { // the tsig plugin keeps its record to itself
-		sig = &dns.TSIG{Hdr: dns.RR_Header{Name: key}}
+	t := sig
+	if _, verified := tsig.ValidatedKeyName(ctx); verified {
+		t = nil
 	}
 	ans, err := h.updater.Update(ctx, sig, w.RemoteAddr().String(), r)
 	if err != nil {
-		return writeTSIGError(w, r, r.IsTsig(), dns.ErrSecret)
+		return writeTSIGError(w, r, sig, dns.ErrSecret)
 	}
 	return h.writeUpdate(w, r, t, ans)
 }
@@ -257,63 +246,11 @@ func (h *Handler) writeUpdate(w dns.ResponseWriter, r *dns.Msg, t *dns.TSIG, a d
 	return dns.RcodeSuccess, nil
 }
 
-// writeTSIGError answers a request whose signature does not verify:
-// NOTAUTH with the TSIG error (RFC 8945 5.3.2). The server leaves the MAC
-// out of BADKEY and BADSIG, and signs BADTIME with the client's time and
-// its own (5.2.3), so that the client can tell clock skew.
-func writeTSIGError(w dns.ResponseWriter, r *dns.Msg, t *dns.TSIG, status error) (int, error) {
-	m := new(dns.Msg)
-	m.SetRcode(r, dns.RcodeNotAuth)
-	if t == nil {
-		w.WriteMsg(m)
-		return dns.RcodeSuccess, nil
-	}
-	rt := &dns.TSIG{Hdr: dns.RR_Header{Name: t.Hdr.Name, Rrtype: dns.TypeTSIG, Class: dns.ClassANY},
-		Algorithm: t.Algorithm, TimeSigned: t.TimeSigned, Fudge: t.Fudge, OrigId: r.Id}
-	switch status {
-	case dns.ErrSecret, dns.ErrKeyAlg:
-		rt.Error = dns.RcodeBadKey
-	case dns.ErrTime:
-		rt.Error = dns.RcodeBadTime
-		b := make([]byte, 8)
-		binary.BigEndian.PutUint64(b, uint64(time.Now().Unix()))
-		rt.OtherData, rt.OtherLen = hex.EncodeToString(b[2:]), 6
-	default:
-		rt.Error = dns.RcodeBadSig
-	}
-	m.Extra = append(m.Extra, rt)
-	countUpdate(dns.RcodeNotAuth)
-	if rt.Error == dns.RcodeBadTime {
-		w.WriteMsg(m) // signed by the server, over the times above
-		return dns.RcodeSuccess, nil
-	}
-	// Written as it is: the server's signer would zero the client's time
-	// along with the MAC, and clients then report clock skew instead.
-	b, err := m.Pack()
-	if err != nil {
-		return dns.RcodeServerFailure, err
-	}
-	w.Write(b)
-	return dns.RcodeSuccess, nil
-}
-
 // signQuery readies the answer to a query signed with a TSIG key when no
 // tsig plugin did (certbot asks for the zone's SOA this way before it
-// updates): false when the signature does not verify, or its key is one
-// the node dropped, and the query was answered NOTAUTH instead.
-func (h *Handler) signQuery(w dns.ResponseWriter, r, m *dns.Msg) bool {
-	t := r.IsTsig()
-	if t == nil {
-		return true
+// updates). The key gate let the query through: its key may sign.
+func signQuery(r, m *dns.Msg) {
+	if t := r.IsTsig(); t != nil {
+		m.SetTsig(t.Hdr.Name, t.Algorithm, maxFudge, time.Now().Unix())
 	}
-	if w.TsigStatus() != nil {
-		writeTSIGError(w, r, t, w.TsigStatus())
-		return false
-	}
-	if !h.holds(t.Hdr.Name) {
-		writeTSIGError(w, r, t, dns.ErrSecret)
-		return false
-	}
-	m.SetTsig(t.Hdr.Name, t.Algorithm, 300, time.Now().Unix())
-	return true
 }
