@@ -160,7 +160,9 @@ func TestTSIGKeyTransfers(t *testing.T) {
 }
 
 // refusedKey reads coredns_hostname_transfers_refused_total{reason="key"}.
-func refusedKey() float64 { return counterValue("coredns_hostname_transfers_refused_total", "reason", "key") }
+func refusedKey() float64 {
+	return counterValue("coredns_hostname_transfers_refused_total", "reason", "key")
+}
 
 // A key of a suspended team, an expired key, and a key used with another
 // algorithm than its own: BADKEY on every path, with or without a tsig
