@@ -227,3 +227,34 @@ func TestTSIGKeyFollowsItsIssuer(t *testing.T) {
 		t.Fatalf("%d TSIG keys left after their issuer's revocation", len(ks))
 	}
 }
+
+// BenchmarkKeyringCheck is what the key gate adds to every message signed
+// with a store key: the key's state, read from the ring (no SQL).
+func BenchmarkKeyringCheck(b *testing.B) {
+	ctx := context.Background()
+	store := storagetest.Open(b, storage.SQLite)
+	k := make(seal.Key, 32)
+	rand.Read(k)
+	ring := accounts.NewKeyring(store, k)
+	svc := accounts.New(store, 2, nil).WithTSIG(k, ring)
+	name, plan := "team", "team"
+	a, err := svc.Create(ctx, accounts.Input{Name: &name, Plan: &plan})
+	if err != nil {
+		b.Fatal(err)
+	}
+	nk, err := svc.CreateTSIGKey(ctx, a.ID, nil, accounts.TSIGInput{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := ring.Load(ctx, store.Reader()); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := ring.Check(nk.Key.KeyName+".", "hmac-sha256."); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
