@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"net/netip"
 	"strings"
 	"time"
@@ -33,14 +32,27 @@ const RegistrationRetention = 180 * 24 * time.Hour
 // network needs few; a loop or a scan is held to one every 3 minutes, one
 // that spreads over a wide network to one every 18 s, and the table grows
 // by at most 2 000 rows an hour whoever registers.
-var registerLimits = []struct {
+type registerLimit struct {
 	v4, v6 int // prefix lengths; 0: everywhere
 	limit  ratelimit.Limit
-}{
-	{24, 56, ratelimit.Limit{Kind: "acme-register", Max: 20, Window: time.Hour, What: "registrations"}},
-	{16, 40, ratelimit.Limit{Kind: "acme-register-wide", Max: 200, Window: time.Hour, What: "registrations"}},
-	{0, 0, ratelimit.Limit{Kind: "acme-register-all", Max: 2000, Window: time.Hour, What: "registrations"}},
 }
+
+var (
+	registerNetwork = registerLimit{24, 56, ratelimit.Limit{Kind: "acme-register", Max: 20, Window: time.Hour, What: "registrations"}}
+	registerWide    = registerLimit{16, 40, ratelimit.Limit{Kind: "acme-register-wide", Max: 200, Window: time.Hour, What: "registrations"}}
+	registerAll     = registerLimit{0, 0, ratelimit.Limit{Kind: "acme-register-all", Max: 2000, Window: time.Hour, What: "registrations"}}
+	registerLimits  = []registerLimit{registerNetwork, registerWide, registerAll}
+)
+
+// The last registerReserve of the hour's registerAll are kept for wide
+// networks that have registered fewer than reserveBelow in it: a flood
+// from a few /16s or /40s (ten of them reach 2 000 at 200 each) stops at
+// 1 500, and a network that has not registered still does. Spending the
+// reserve too takes more than 25 wide networks of fewer than 20 each.
+const (
+	registerReserve = 500
+	reserveBelow    = 20
+)
 
 // maxAllowFrom is the most networks a registration's allowfrom lists.
 const maxAllowFrom = 20
@@ -82,18 +94,8 @@ func (s *Certificates) Register(ctx context.Context, from netip.Addr, allowFrom 
 		if err := tx.LockName(ctx, "acme-register"); err != nil {
 			return err
 		}
-		for _, l := range registerLimits {
-			network := "everywhere"
-			if l.v4 > 0 {
-				network = prefixOf(from, l.v4, l.v6)
-			}
-			err := ratelimit.Take(ctx, tx, "network:"+network, l.limit, s.now())
-			if p, ok := apierror.As(err); ok && p.Code == apierror.CodeRateLimited {
-				p.Message = fmt.Sprintf("more than %d registrations an hour from %s; retry later", l.limit.Max, network)
-			}
-			if err != nil {
-				return err
-			}
+		if err := takeRegistration(ctx, tx, from, s.now()); err != nil {
+			return err
 		}
 		return tx.InsertRegistration(ctx, row)
 	})
@@ -102,6 +104,42 @@ func (s *Certificates) Register(ctx context.Context, from netip.Addr, allowFrom 
 	}
 	return &Registration{Username: row.ID, Password: password, Subdomain: row.Subdomain, Fulldomain: row.Name,
 		AllowFrom: nets, Source: row.Source, CreatedAt: row.CreatedAt, UsedAt: row.UsedAt}, nil
+}
+
+// takeRegistration counts a registration from from against registerLimits
+// and the reserve, or refuses it 429 with Retry-After. It runs under the
+// registrations' lock: every count is read and taken one caller at a time.
+func takeRegistration(ctx context.Context, tx *storage.Tx, from netip.Addr, now time.Time) error {
+	keys := make([]string, len(registerLimits))
+	counts, waits := map[string]int{}, map[string]time.Duration{}
+	for i, l := range registerLimits {
+		network := "everywhere"
+		if l.v4 > 0 {
+			network = prefixOf(from, l.v4, l.v6)
+		}
+		keys[i] = "network:" + network
+		n, wait, err := ratelimit.Count(ctx, tx, keys[i], l.limit, now)
+		if err != nil {
+			return err
+		}
+		if n >= l.limit.Max {
+			return ratelimit.Refuse(apierror.RateLimited("more than %d registrations an hour from %s; retry later", l.limit.Max, network), wait)
+		}
+		counts[l.limit.Kind], waits[l.limit.Kind] = n, wait
+	}
+	wide, all := registerWide.limit.Kind, registerAll.limit.Kind
+	if counts[all] >= registerAll.limit.Max-registerReserve && counts[wide] >= reserveBelow {
+		// Open again once either count falls: no sooner than the first
+		// of their oldest leaves the window.
+		return ratelimit.Refuse(apierror.RateLimited("%d registrations this hour from %s: the hour's last %d of %d are kept for networks that have made fewer than %d; retry later",
+			counts[wide], prefixOf(from, registerWide.v4, registerWide.v6), registerReserve, registerAll.limit.Max, reserveBelow), min(waits[wide], waits[all]))
+	}
+	for i, l := range registerLimits {
+		if err := ratelimit.Add(ctx, tx, keys[i], l.limit, now); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // RegistrationRow is a registration's row: username and subdomain, its

@@ -31,15 +31,30 @@ var (
 // leaves the window). It must run in the transaction that does the action,
 // after the account row is locked.
 func Take(ctx context.Context, tx *storage.Tx, accountID string, l Limit, now time.Time) error {
-	n, oldest, err := tx.RateEvents(ctx, accountID, l.Kind, now.Add(-l.Window).UnixMilli())
+	n, wait, err := Count(ctx, tx, accountID, l, now)
 	if err != nil {
 		return err
 	}
 	if n >= l.Max {
-		wait := time.UnixMilli(oldest).Add(l.Window).Sub(now)
 		return Refuse(apierror.RateLimited("more than %d %s %s for this team; retry later", l.Max, l.What, per(l.Window)), wait)
 	}
-	return tx.AddRateEvent(ctx, &storage.RateEvent{AccountID: accountID, Kind: l.Kind, At: now.UnixMilli()})
+	return Add(ctx, tx, accountID, l, now)
+}
+
+// Count is Take's reading alone, for a rule that weighs several counts
+// before it takes any: the actions of l counted for who at now, and how
+// long until the oldest of them leaves the window.
+func Count(ctx context.Context, tx *storage.Tx, who string, l Limit, now time.Time) (n int, wait time.Duration, err error) {
+	n, oldest, err := tx.RateEvents(ctx, who, l.Kind, now.Add(-l.Window).UnixMilli())
+	if err != nil || n == 0 {
+		return n, 0, err
+	}
+	return n, time.UnixMilli(oldest).Add(l.Window).Sub(now), nil
+}
+
+// Add counts one action of l for who at now, as Take does once allowed.
+func Add(ctx context.Context, tx *storage.Tx, who string, l Limit, now time.Time) error {
+	return tx.AddRateEvent(ctx, &storage.RateEvent{AccountID: who, Kind: l.Kind, At: now.UnixMilli()})
 }
 
 // Refuse sets when p's caller may try again: after wait, and never "now"
