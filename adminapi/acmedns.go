@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"io"
 	"net/http"
+	"net/netip"
 
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/hostnames"
+	"github.com/hostmint/hostmint/httperr"
+	"github.com/hostmint/hostmint/ratelimit"
 )
 
 // The acme-dns protocol as its clients (lego, Traefik, certbot's hook,
@@ -40,6 +44,15 @@ type acmeUpdate struct {
 }
 
 func (s *Server) acmeUpdate(c *call) (int, any, error) {
+	// An address that failed too often is refused before anything is
+	// read or checked, the right password included (guessing stops, and
+	// costs no bcrypt), and unaudited, as a 401 is.
+	from, _ := s.clientAddr(c.r)
+	source := guessSource(from)
+	if left, blocked := s.acmeGuesses.Blocked(source); blocked {
+		return 0, nil, ratelimit.Refuse(apierror.RateLimited(
+			"too many failed acme-dns authentications from this address: try again in %d s", httperr.RetrySeconds(left)), left)
+	}
 	var req acmeUpdate
 	// Lenient on fields, as acme-dns is: clients may send more than these two.
 	if err := readJSON(c.r, &req, false); err != nil {
@@ -49,14 +62,30 @@ func (s *Server) acmeUpdate(c *call) (int, any, error) {
 	// and a 401 is never recorded, so an entry names a real credential.
 	user := c.r.Header.Get("X-Api-User")
 	c.r = s.audit(c.w, c.r, "acme:"+user, "", "credential:"+user)
-	from, _ := s.clientAddr(c.r)
 	err := s.certs.PublishChallenge(c.r.Context(), hostnames.ChallengeUpdate{
 		User: c.r.Header.Get("X-Api-User"), Key: c.r.Header.Get("X-Api-Key"), Subdomain: req.Subdomain, TXT: req.TXT, From: from,
 	})
+	if p, ok := apierror.As(err); ok && p.Code == apierror.CodeUnauthorized {
+		s.acmeGuesses.Failed(source)
+	}
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, map[string]string{"txt": req.TXT}, nil
+}
+
+// guessSource is what failed acme-dns authentications are counted by: the
+// client's address, an IPv6 /64 as one (a host commonly holds all of one,
+// as the connection limit counts it); "" for an address unknown.
+func guessSource(a netip.Addr) string {
+	if !a.IsValid() {
+		return ""
+	}
+	if a.Is6() {
+		p, _ := a.Prefix(64)
+		return p.String()
+	}
+	return a.String()
 }
 
 func (s *Server) acmeHealth(*call) (int, any, error) {

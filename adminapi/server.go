@@ -86,6 +86,9 @@ type Server struct {
 	// unrouted, when set, answers every request no route takes (a
 	// read-only node's: storage.ErrReadOnly).
 	unrouted error
+	// acmeGuesses throttles failed acme-dns authentications by client
+	// address (acmedns.go).
+	acmeGuesses *ratelimit.Guesses
 }
 
 // New builds the server and its routes.
@@ -94,7 +97,7 @@ func New(cfg Config, h hostnames.Rules, a *accounts.Service, auth *accounts.Auth
 		cfg.Guesses = ratelimit.NewGuesses()
 	}
 	s := &Server{cfg: cfg, hostnames: h.Lifecycle, records: h.Records, certs: h.Certificates, abuse: h.Abuse, diagnoser: h.Diagnoser,
-		accounts: a, auth: auth, domains: d, log: log, mux: http.NewServeMux()}
+		accounts: a, auth: auth, domains: d, log: log, mux: http.NewServeMux(), acmeGuesses: ratelimit.NewGuesses()}
 	// Every route is documented (marked with its profile); only the
 	// deployment's profile's routes are served.
 	s.routes = s.routeTable()

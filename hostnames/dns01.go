@@ -78,17 +78,36 @@ type ChallengeUpdate struct {
 
 // PublishChallenge checks an update call and publishes its value: served at
 // once on this node, within the feed's lag on the others.
+//
+// A credential refused costs one bcrypt comparison whichever way it was
+// refused (bcrypt.go): an unknown username is not answered sooner than a
+// known one with a wrong password, imported or not.
 func (s *Certificates) PublishChallenge(ctx context.Context, u ChallengeUpdate) error {
+	if u.User == "" || u.Key == "" {
+		// No username is empty and no password matches "": nothing to
+		// look up, for anyone.
+		return errBadCredentials()
+	}
 	err := s.publishChallenge(ctx, u, false)
-	if errors.Is(err, errImported) {
+	var imp *importedPassword
+	if errors.As(err, &imp) {
 		// An imported acme-dns password: checked (bcrypt) and replaced
 		// outside any transaction, then the update again.
-		if err := s.upgradeImported(ctx, u); err != nil {
+		if err := s.upgradeImported(ctx, imp, u.Key); err != nil {
 			return err
 		}
 		return s.publishChallenge(ctx, u, true)
 	}
+	if p, ok := apierror.As(err); ok && p.Code == apierror.CodeUnauthorized {
+		if _, cerr := s.bcrypts.compare(ctx, dummyHash, u.Key); cerr != nil {
+			return cerr
+		}
+	}
 	return err
+}
+
+func errBadCredentials() error {
+	return apierror.New(apierror.CodeUnauthorized, "invalid credentials: X-Api-User or X-Api-Key is wrong")
 }
 
 func (s *Certificates) publishChallenge(ctx context.Context, u ChallengeUpdate, upgraded bool) error {
@@ -98,7 +117,7 @@ func (s *Certificates) publishChallenge(ctx context.Context, u ChallengeUpdate, 
 			return s.publishRegistered(ctx, tx, u, upgraded)
 		}
 		if err == nil && !apikey.Verify(c.PasswordHash, u.Key) {
-			return apierror.New(apierror.CodeUnauthorized, "invalid credentials: X-Api-User or X-Api-Key is wrong")
+			return errBadCredentials()
 		}
 		if err != nil {
 			return err

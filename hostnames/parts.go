@@ -24,11 +24,12 @@ type Certificates struct {
 	sealKey seal.Key // opens managed private keys; nil: none
 	updates int      // acme-dns updates a minute per credential; 0: the default
 	acmeDNS string   // registrations for any domain are made under it; "": none
+	bcrypts *bcryptGate
 }
 
 // NewCertificates makes the certificates and DNS-01 part.
 func NewCertificates(hs *Service, sealKey seal.Key, acmeUpdatesPerMinute int) *Certificates {
-	return &Certificates{core: hs.core, sealKey: sealKey, updates: acmeUpdatesPerMinute}
+	return &Certificates{core: hs.core, sealKey: sealKey, updates: acmeUpdatesPerMinute, bcrypts: newBcryptGate()}
 }
 
 // Watcher is the [P2] background work of every node (watch.go,

@@ -13,7 +13,6 @@ import (
 	"github.com/hostmint/hostmint/labels"
 	"github.com/hostmint/hostmint/ratelimit"
 	"github.com/hostmint/hostmint/storage"
-	"golang.org/x/crypto/bcrypt"
 )
 
 // acme-dns registrations for any domain (acme-dns's own use): anyone may
@@ -206,20 +205,23 @@ func allowed(allowFrom string, from netip.Addr) bool {
 	return false
 }
 
-// errImported stops an update whose registration still holds an imported
-// acme-dns password, to be checked outside the transaction.
-var errImported = errors.New("hostnames: an imported password to check")
+// importedPassword stops an update whose registration still holds an
+// imported acme-dns password, to be checked outside the transaction: the
+// hash as the transaction read it.
+type importedPassword struct{ id, hash string }
+
+func (*importedPassword) Error() string { return "hostnames: an imported password to check" }
 
 // publishRegistered is PublishChallenge for a registration's credential,
 // inside its transaction. An imported acme-dns password (a bcrypt hash) is
 // checked, and replaced, outside it (upgradeImported): the first time one
-// is met the transaction ends with errImported; met again after that
+// is met the transaction ends with importedPassword; met again after that
 // (upgraded), it did not match.
 func (s *Certificates) publishRegistered(ctx context.Context, tx *storage.Tx, u ChallengeUpdate, upgraded bool) error {
 	// Locked: the registration's updates are counted one at a time.
 	r, err := tx.LockRegistration(ctx, u.User)
 	if errors.Is(err, storage.ErrNotFound) {
-		return apierror.New(apierror.CodeUnauthorized, "invalid credentials: X-Api-User or X-Api-Key is wrong")
+		return errBadCredentials()
 	}
 	if err != nil {
 		return err
@@ -233,10 +235,10 @@ func (s *Certificates) publishRegistered(ctx context.Context, tx *storage.Tx, u 
 		return apierror.Forbidden("this registration takes no updates from %s (its allowfrom)", u.From)
 	}
 	if imported(r.PasswordHash) && !upgraded {
-		return errImported
+		return &importedPassword{id: r.ID, hash: r.PasswordHash}
 	}
 	if imported(r.PasswordHash) || !apikey.Verify(r.PasswordHash, u.Key) {
-		return apierror.New(apierror.CodeUnauthorized, "invalid credentials: X-Api-User or X-Api-Key is wrong")
+		return errBadCredentials()
 	}
 	if s.acmeDNS == "" || !strings.HasSuffix(r.Name, "."+s.acmeDNS) {
 		return apierror.Forbidden("registration %s is for %s, which is not below this service's acme_dns_domain (%s): it is not served",
@@ -264,28 +266,26 @@ func (s *Certificates) publishRegistered(ctx context.Context, tx *storage.Tx, u 
 func imported(hash string) bool { return strings.HasPrefix(hash, "$2") }
 
 // upgradeImported checks an update's password against an imported
-// registration's acme-dns hash (bcrypt, about 50 ms of CPU by design)
-// outside any transaction, so no lock is held meanwhile, and on a match
-// replaces it with Hostmint's own in a write of its own: the check is made
-// once, whatever becomes of the update. Only a caller from the
-// registration's allowfrom (checked before errImported) who knows its
-// username, which is never published, gets that far.
-func (s *Certificates) upgradeImported(ctx context.Context, u ChallengeUpdate) error {
-	r, err := s.store.Reader().Registration(ctx, u.User)
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil // deleted meanwhile: the update says so
-	}
-	if err != nil || !imported(r.PasswordHash) {
+// registration's acme-dns hash (bcrypt, bcrypt.go) outside any
+// transaction, so no lock is held meanwhile, and on a match replaces it
+// with Hostmint's own in a write of its own, if the hash is still the one
+// read: the check is made once, whatever becomes of the update. Only a
+// caller from the registration's allowfrom (checked before
+// importedPassword) gets that far. A mismatch is refused here: the
+// registration has no other password to match.
+func (s *Certificates) upgradeImported(ctx context.Context, imp *importedPassword, key string) error {
+	ok, err := s.bcrypts.compare(ctx, imp.hash, key)
+	if err != nil {
 		return err
 	}
-	if bcrypt.CompareHashAndPassword([]byte(r.PasswordHash), []byte(u.Key)) != nil {
-		return nil // refused in the update's transaction
+	if !ok {
+		return errBadCredentials()
 	}
 	err = s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
-		return tx.SetRegistrationPassword(ctx, r.ID, r.PasswordHash, apikey.Hash(u.Key))
+		return tx.SetRegistrationPassword(ctx, imp.id, imp.hash, apikey.Hash(key))
 	})
 	if errors.Is(err, storage.ErrNotFound) {
-		return nil // replaced, or deleted, meanwhile
+		return nil // replaced, or deleted, meanwhile: the update says which
 	}
 	return err
 }
