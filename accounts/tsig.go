@@ -61,10 +61,11 @@ func OpenTSIGSecret(k seal.Key, row *storage.TSIGKey) (string, error) {
 }
 
 // CreateTSIGKey makes a TSIG key for an account. by is the bearer key that
-// asks (nil for the operator): it must hold a write scope (a TSIG key only
-// writes, and each one costs a reload of every node and one of the team's
-// issues an hour), it can only issue a key within its own scopes and
-// reach, and without scopes the new key gets exactly its own.
+// asks (nil for the operator): it must hold a write scope (a TSIG key is
+// for DNS UPDATE, and each new one costs a reload of every node and one of
+// the team's issues an hour, not for a key that only reads to spend), it
+// can only issue a key within its own scopes and reach, and without
+// scopes the new key gets exactly its own.
 func (s *Service) CreateTSIGKey(ctx context.Context, accountID string, by *access.Principal, in TSIGInput) (*NewTSIGKey, error) {
 	if by != nil {
 		if err := by.RequireWrite("issuing a TSIG key"); err != nil {

@@ -113,8 +113,8 @@ func TestTSIGCreatesRacingIssuerRevocation(t *testing.T) {
 	}
 }
 
-// A key that writes nothing cannot issue a TSIG key, which only writes
-// (and costs a reload of every node and one of the team's issues an
+// A key that writes nothing cannot issue a TSIG key (a key for DNS UPDATE,
+// each new one a reload of every node and one of the team's issues an
 // hour): 403, and no row.
 func TestTSIGIssuerNeedsWriteScope(t *testing.T) {
 	for _, d := range storagetest.Dialects {

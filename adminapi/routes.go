@@ -230,8 +230,10 @@ func (s *Server) routeTable() []route {
 			ok: 200, okSchema: "Health", errors: []int{503}, handle: s.health},
 		{method: "POST", path: "/api/v1/tsig-keys", auth: authKey, body: "TSIGKeyInput",
 			summary: "Create a TSIG key (DNS UPDATE) for the key's own team",
-			doc: tsigCreateDoc + " The new key's scopes and reach stay within the bearer key's own (403 beyond); " +
-				"without scopes it gets exactly the bearer key's. It lives no longer than the bearer key: it expires with it and is revoked with it. " +
+			doc: tsigCreateDoc + " The bearer key needs hostnames:write or dns01:write (403 FORBIDDEN for a key that only reads). " +
+				"The new key's scopes and reach stay within the bearer key's own (403 beyond); " +
+				"without scopes it gets exactly the bearer key's. It lives no longer than the bearer key: it expires with it and is revoked with it " +
+				"(a create racing that revocation is revoked with it, or refused 401 if it comes after). " +
 				"A team holds at most 10 TSIG keys (409 beyond).",
 			ok: 201, okSchema: "TSIGKey", errors: []int{400, 401, 403, 409, 429, 500, 501, 503}, handle: s.createTSIGKey},
 		{method: "GET", path: "/api/v1/tsig-keys", auth: authKey, summary: "List the team's TSIG keys (no secrets)",

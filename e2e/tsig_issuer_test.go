@@ -85,9 +85,9 @@ func TestTSIGIssuerRevokedRacingCreates(t *testing.T) {
 	}
 }
 
-// A key that only reads issues no TSIG key (which only writes, and costs
-// a reload of every node and one of the team's issues an hour): 403, and
-// no row. It may still list them.
+// A key that only reads issues no TSIG key (a key for DNS UPDATE, each new
+// one a reload of every node and one of the team's issues an hour): 403,
+// and no row. It may still list them.
 func TestTSIGIssuerReadOnly(t *testing.T) {
 	for _, d := range storagetest.Dialects {
 		t.Run(string(d), func(t *testing.T) {
