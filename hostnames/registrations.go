@@ -178,8 +178,13 @@ func ParseAllowFrom(in []string) ([]string, error) {
 // SourceNetwork is the network registrations from addr are counted by.
 func SourceNetwork(addr netip.Addr) string { return prefixOf(addr, 24, 56) }
 
-// prefixOf is the network of addr's first v4 (IPv4) or v6 (IPv6) bits.
+// prefixOf is the network of addr's first v4 (IPv4) or v6 (IPv6) bits;
+// "unknown" for no address (garbage from a trusted proxy), whose callers
+// share one count.
 func prefixOf(addr netip.Addr, v4, v6 int) string {
+	if !addr.IsValid() {
+		return "unknown" // the zero Addr's Prefix is no error, but "invalid Prefix"
+	}
 	addr = addr.Unmap()
 	bits := v6
 	if addr.Is4() {
