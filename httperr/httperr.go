@@ -1,7 +1,8 @@
 // Package httperr is how the HTTP doors (the API and the dashboard) answer
 // a rule's refusal: the status each code of the rules stands for, and the
 // headers that say when to come back. The rules speak no HTTP; this is the
-// one place their codes become it.
+// one place their codes become it, and where the doors' answers become what
+// the audit log records (audit.go).
 package httperr
 
 import (
