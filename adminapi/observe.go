@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/hostmint/hostmint/audit"
+	"github.com/hostmint/hostmint/httperr"
 	"github.com/hostmint/hostmint/storage"
 )
 
@@ -19,7 +20,7 @@ type Outcome struct {
 
 // recorder notes what a request was answered, for Outcome and the audit log.
 type recorder struct {
-	audit.StatusWriter
+	httperr.StatusWriter
 	code  string              // the error code answered, "" for none
 	route *route              // nil when no route matched
 	entry *storage.AuditEntry // nil unless the request is audited
@@ -61,7 +62,7 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request, actor, account, o
 	}
 	rt := rec.route
 	if object == "" {
-		object = audit.Object(rt.path, r)
+		object = httperr.AuditObject(rt.path, r)
 	}
 	rec.entry = &storage.AuditEntry{Actor: actor, AccountID: account, Action: rt.method + " " + rt.path,
 		Object: object, Status: rt.ok, Address: s.ClientAddr(r)}
@@ -75,7 +76,7 @@ func (s *Server) finish(rec *recorder, start time.Time) {
 		rec.Status = http.StatusOK
 	}
 	if s.cfg.Audit != nil {
-		s.cfg.Audit.Finish(rec.entry, rec.Status, rec.code)
+		s.cfg.Audit.Finish(rec.entry, rec.Status, httperr.AuditCode(rec.Status, rec.code))
 	}
 	if s.cfg.Observe != nil {
 		o := Outcome{Status: rec.Status, Code: rec.code, Duration: time.Since(start)}

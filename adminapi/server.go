@@ -117,7 +117,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.mux.ServeHTTP(w, r) // sets the path values
 		return
 	}
-	out := &recorder{StatusWriter: audit.StatusWriter{ResponseWriter: w}}
+	out := &recorder{StatusWriter: httperr.StatusWriter{ResponseWriter: w}}
 	defer s.finish(out, time.Now())
 	w = out
 	if s.unrouted != nil {
@@ -171,7 +171,7 @@ type handler func(c *call) (int, any, error)
 
 func (s *Server) endpoint(rt *route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := &recorder{StatusWriter: audit.StatusWriter{ResponseWriter: w}, route: rt}
+		rec := &recorder{StatusWriter: httperr.StatusWriter{ResponseWriter: w}, route: rt}
 		defer s.finish(rec, time.Now())
 		w = rec
 		defer func() {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/hostmint/hostmint/audit"
+	"github.com/hostmint/hostmint/httperr"
 	"github.com/hostmint/hostmint/storage"
 )
 
@@ -27,15 +28,15 @@ func (h *Handler) audited(w http.ResponseWriter, r *http.Request, v *visit, page
 	}
 	pattern := strings.TrimPrefix(r.Pattern, http.MethodPost+" ")
 	e := &storage.AuditEntry{Actor: actor, AccountID: v.sess.AccountID, Action: http.MethodPost + " " + pattern,
-		Object: audit.Object(pattern, r), Status: http.StatusSeeOther}
+		Object: httperr.AuditObject(pattern, r), Status: http.StatusSeeOther}
 	if h.cfg.Address != nil {
 		e.Address = h.cfg.Address(r)
 	}
-	sw := &audit.StatusWriter{ResponseWriter: w}
+	sw := &httperr.StatusWriter{ResponseWriter: w}
 	page(sw, r.WithContext(audit.Begin(r.Context(), e)), v)
 	code := ""
 	if sw.Status >= 400 {
 		code = refused
 	}
-	h.cfg.Audit.Finish(e, sw.Status, code)
+	h.cfg.Audit.Finish(e, sw.Status, httperr.AuditCode(sw.Status, code))
 }
