@@ -5,13 +5,15 @@
 // An entry of a write is recorded inside the write's own transaction (see
 // storage.WithAudit), so no write commits without its entry. A refusal has
 // no transaction; it is recorded on its own once the answer is known.
+//
+// The log speaks no HTTP (nor DNS): a door hands it the status to record
+// and a refusal's code, and decides which of its answers are no refusal to
+// record (httperr.AuditCode for the HTTP doors).
 package audit
 
 import (
 	"context"
 	"log/slog"
-	"net/http"
-	"strings"
 	"time"
 
 	"github.com/hostmint/hostmint/apierror"
@@ -45,12 +47,14 @@ func Begin(ctx context.Context, e *storage.AuditEntry) context.Context {
 	return storage.WithAudit(ctx, e)
 }
 
-// Finish completes e once its request is answered with status (and code,
-// the error code of a refusal, "" otherwise). Entries its writes committed
-// get that status, when it is not the one they were written with; a request
+// Finish completes e once its request is answered with status (the door's,
+// recorded as it is: an HTTP status, 0 for DNS UPDATE) and code, the code
+// of a refusal to record, "" otherwise. Entries its writes committed get
+// that status, when it is not the one they were written with; a request
 // that committed no write is recorded as refused, unless nothing needs
-// recording: it ended well without writing, it is a 401 (the caller is not
-// known), or the database was unavailable (the entry could not be written
+// recording: it ended well without writing or its door gave no code (the
+// HTTP doors give none for a 401, whose caller they do not know, nor for a
+// 503), or the database was unavailable (the entry could not be written
 // either).
 func (l *Log) Finish(e *storage.AuditEntry, status int, code string) {
 	if e == nil {
@@ -67,8 +71,7 @@ func (l *Log) Finish(e *storage.AuditEntry, status int, code string) {
 		}
 		return
 	}
-	if code == "" || status == http.StatusUnauthorized ||
-		status == http.StatusServiceUnavailable || code == apierror.CodeUnavailable {
+	if code == "" || code == apierror.CodeUnavailable {
 		return
 	}
 	if !l.quota.take(e.Actor, l.now()) {
@@ -89,23 +92,6 @@ func (l *Log) failed(msg string, e *storage.AuditEntry, err error) {
 		l.Failed()
 	}
 	l.log.Error(msg, "action", e.Action, "actor", e.Actor, "err", err)
-}
-
-// Object names the most specific object of r's path under pattern: the
-// segment before its last {param}, singular, and the value
-// ("/api/v1/hostnames/{id}/records/{record_id}" -> "record:<record_id>").
-func Object(pattern string, r *http.Request) string {
-	open := strings.LastIndexByte(pattern, '{')
-	if open < 0 {
-		return ""
-	}
-	end := strings.IndexByte(pattern[open:], '}')
-	if end < 0 {
-		return ""
-	}
-	before := strings.TrimSuffix(pattern[:open], "/")
-	kind := strings.TrimSuffix(before[strings.LastIndexByte(before, '/')+1:], "s")
-	return kind + ":" + r.PathValue(pattern[open+1:open+end])
 }
 
 // Page is one page of entries, newest first; Next is the cursor of the

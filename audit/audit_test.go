@@ -2,11 +2,12 @@ package audit
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
-	"net/http"
 	"testing"
 	"time"
 
+	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/storage"
 	"github.com/hostmint/hostmint/storage/storagetest"
 )
@@ -21,9 +22,9 @@ func TestRefusalQuota(t *testing.T) {
 	dropped := 0
 	l.Dropped = func() { dropped++ }
 	for range refusalsPerMinute + 15 {
-		l.Finish(&storage.AuditEntry{Actor: "key:noisy", Action: "POST /x"}, http.StatusBadRequest, "BAD_REQUEST")
+		l.Finish(&storage.AuditEntry{Actor: "key:noisy", Action: "POST /x"}, 400, "BAD_REQUEST")
 	}
-	l.Finish(&storage.AuditEntry{Actor: "key:quiet", Action: "POST /x"}, http.StatusForbidden, "FORBIDDEN")
+	l.Finish(&storage.AuditEntry{Actor: "key:quiet", Action: "POST /x"}, 403, "FORBIDDEN")
 	count := func(actor string) int {
 		es, err := store.Reader().AuditEntries(context.Background(), storage.AuditFilter{Actor: actor}, 1000)
 		if err != nil {
@@ -56,5 +57,43 @@ func TestRefusalQuotaMinute(t *testing.T) {
 	}
 	if !q.take("a", t0.Add(time.Minute)) {
 		t.Fatal("refused in the next minute")
+	}
+}
+
+// A request that wrote nothing is recorded by its code alone: the status is
+// the door's, kept as given (0 for DNS UPDATE), and which answers are no
+// refusal (an HTTP 401 or 503) is the door's to say by giving no code.
+func TestFinishRefusal(t *testing.T) {
+	t.Parallel()
+	store := storagetest.Open(t, storage.SQLite)
+	l := New(store, slog.New(slog.DiscardHandler))
+	for i, tc := range []struct {
+		status   int
+		code     string
+		recorded bool
+	}{
+		{200, "", false},                       // ended well
+		{401, "", false},                       // the HTTP door's unknown caller
+		{503, "", false},                       // the HTTP door's unreachable store
+		{200, apierror.CodeUnavailable, false}, // dyndns2's 911: the store again
+		{0, apierror.CodeUnavailable, false},   // DNS UPDATE on a read-only node
+		{403, apierror.CodeForbidden, true},
+		{200, apierror.CodeForbidden, true}, // dyndns2's "abuse"
+		{0, "NXRRSET", true},                // DNS UPDATE's own refusal
+		{0, apierror.CodeUnauthorized, true},
+	} {
+		actor := fmt.Sprintf("key:%d", i)
+		l.Finish(&storage.AuditEntry{Actor: actor, Action: "POST /x"}, tc.status, tc.code)
+		es, err := store.Reader().AuditEntries(context.Background(), storage.AuditFilter{Actor: actor}, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(es) == 1; got != tc.recorded || len(es) > 1 {
+			t.Errorf("%d %q: %d entries, want recorded %v", tc.status, tc.code, len(es), tc.recorded)
+			continue
+		}
+		if tc.recorded && (es[0].Status != tc.status || es[0].Result != tc.code) {
+			t.Errorf("%d %q: recorded %d %q", tc.status, tc.code, es[0].Status, es[0].Result)
+		}
 	}
 }
