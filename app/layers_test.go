@@ -41,7 +41,29 @@ var forbidden = map[string][]string{
 	"coredns-build": {"app"}, // CoreDNS starts the plugin, the plugin starts the app
 }
 
-// imports reads the project imports of every package's non-test files.
+// The foundations and the rules speak no HTTP: they answer in the rules'
+// codes (apierror), which the HTTP doors translate (httperr), so the audit
+// log, say, is told a refusal's code, not a request. These call out over
+// HTTP as clients, which is no door.
+var httpClients = []string{
+	"certs",    // an ACME CA
+	"diagnose", // certificate transparency logs
+}
+
+// speaksHTTP reports whether importing path brings HTTP in: net/http and
+// its subpackages, the doors' httperr, or any module's http* package
+// (golang.org/x/net/http2).
+func speaksHTTP(path string) bool {
+	for elem := range strings.SplitSeq(path, "/") {
+		if strings.HasPrefix(elem, "http") {
+			return true
+		}
+	}
+	return false
+}
+
+// imports reads the imports of every package's non-test files, by their
+// full paths.
 func imports(t *testing.T) map[string][]string {
 	t.Helper()
 	out := map[string][]string{}
@@ -64,8 +86,8 @@ func imports(t *testing.T) map[string][]string {
 		pkg = filepath.ToSlash(pkg)
 		for _, imp := range f.Imports {
 			p, _ := strconv.Unquote(imp.Path.Value)
-			if dep, ok := strings.CutPrefix(p, module); ok && !slices.Contains(out[pkg], dep) {
-				out[pkg] = append(out[pkg], dep)
+			if !slices.Contains(out[pkg], p) {
+				out[pkg] = append(out[pkg], p)
 			}
 		}
 		if _, ok := out[pkg]; !ok {
@@ -93,13 +115,55 @@ func TestLayers(t *testing.T) {
 			t.Errorf("package %s is in no layer: add it to layers here and to the README's Architecture section", pkg)
 			continue
 		}
-		for _, dep := range deps {
+		for _, path := range deps {
+			dep, ok := strings.CutPrefix(path, module)
+			if !ok {
+				continue
+			}
 			if to := layer[dep]; to > from {
 				t.Errorf("%s (%s) imports %s (%s), a layer above it", pkg, layers[from].name, dep, layers[to].name)
 			}
 			if slices.Contains(forbidden[pkg], dep) {
 				t.Errorf("%s imports %s, which the design forbids", pkg, dep)
 			}
+		}
+	}
+}
+
+func TestNoHTTP(t *testing.T) {
+	t.Parallel()
+	var quiet []string
+	for _, l := range layers[:2] { // the foundations and the rules
+		for _, p := range l.packages {
+			if !slices.Contains(httpClients, p) {
+				quiet = append(quiet, p)
+			}
+		}
+	}
+	all := imports(t)
+	for _, pkg := range quiet {
+		for _, path := range all[pkg] {
+			if speaksHTTP(path) {
+				t.Errorf("%s imports %s: it speaks no HTTP (the HTTP doors translate, in httperr)", pkg, path)
+			}
+		}
+	}
+}
+
+func TestSpeaksHTTP(t *testing.T) {
+	t.Parallel()
+	for path, want := range map[string]bool{
+		"net/http":               true,
+		"net/http/httptest":      true,
+		"golang.org/x/net/http2": true,
+		module + "httperr":       true,
+		"net":                    false,
+		"net/url":                false,
+		"github.com/miekg/dns":   false,
+		module + "apierror":      false,
+	} {
+		if got := speaksHTTP(path); got != want {
+			t.Errorf("speaksHTTP(%s) = %v, want %v", path, got, want)
 		}
 	}
 }
