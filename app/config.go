@@ -8,12 +8,15 @@
 package app
 
 import (
+	"net"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/hostmint/hostmint/audit"
 	"github.com/hostmint/hostmint/certs"
 	"github.com/hostmint/hostmint/plans"
+	"github.com/hostmint/hostmint/served"
 	"github.com/hostmint/hostmint/storage"
 )
 
@@ -34,6 +37,7 @@ type Config struct {
 	AdminTokenFile string
 	Domains        []string     // lowercase, no trailing dot
 	Nameservers    []Nameserver // at least one
+	SOA            served.SOA   // every served zone's SOA: contact, timers
 	IdleExpiry     time.Duration
 	Caps           map[string]int // active hostnames by plan
 	BlockedLabels  string         // a file of labels refused at mint, "" for none
@@ -95,5 +99,22 @@ func Defaults() Config {
 		AuditRetention: audit.DefaultRetention,
 		Changes:        storage.DefaultChangeRetention,
 		ACMECAs:        map[string]ACMECA{},
+		SOA:            served.DefaultSOA,
 	}
+}
+
+// NameserverSet is the Nameservers every served zone's NS set holds, with
+// the addresses given to them (a nameserver named twice has each).
+func (c *Config) NameserverSet() served.Nameservers {
+	ns := served.Nameservers{Addrs: map[string][]netip.Addr{}}
+	for _, n := range c.Nameservers {
+		if !slices.Contains(ns.Names, n.Name) {
+			ns.Names = append(ns.Names, n.Name)
+		}
+		host, _, _ := net.SplitHostPort(n.Addr)
+		if a, err := netip.ParseAddr(host); err == nil && !slices.Contains(ns.Addrs[n.Name], a.Unmap()) {
+			ns.Addrs[n.Name] = append(ns.Addrs[n.Name], a.Unmap())
+		}
+	}
+	return ns
 }

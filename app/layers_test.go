@@ -21,7 +21,7 @@ var layers = []struct {
 	packages []string
 }{
 	{"foundations", []string{"profile", "apierror", "addrclass", "apikey", "labels", "seal", "nsprobe", "storage", "storage/storagetest"}},
-	{"rules", []string{"access", "plans", "audit", "ratelimit", "records", "domains", "certs", "targets", "diagnose", "accounts", "hostnames", "idempotency"}},
+	{"rules", []string{"access", "plans", "audit", "ratelimit", "records", "served", "domains", "certs", "targets", "diagnose", "accounts", "hostnames", "idempotency"}},
 	{"doors", []string{"httperr", "adminapi", "dashboard", "dnsupdate", "acmedns"}},
 	{"wiring", []string{"app"}},
 	{"DNS", []string{"plugin/hostname/udpbatch", "plugin/hostname"}},

@@ -6,6 +6,7 @@ import (
 
 	"github.com/coredns/coredns/request"
 	"github.com/hostmint/hostmint/records"
+	"github.com/hostmint/hostmint/served"
 	"github.com/miekg/dns"
 )
 
@@ -39,7 +40,7 @@ func (h *Handler) answer(m *dns.Msg, z *zone, state request.Request) {
 		h.dnssecRecords(r, qname, qtype, now)
 	}
 	if len(m.Answer) == 0 {
-		m.Ns = []dns.RR{h.soa(z, h.cfg.soa.minimum)}
+		m.Ns = []dns.RR{h.soa(z, h.cfg.app.SOA.Minimum)}
 		if r.missing {
 			m.Rcode = dns.RcodeNameError
 		}
@@ -77,7 +78,7 @@ func (h *Handler) dnssecRecords(r *reply, qname string, qtype uint16, now time.T
 		types = nil
 	}
 	r.missing = false
-	n := nsec(r.owner, types, h.cfg.soa.minimum)
+	n := nsec(r.owner, types, h.cfg.app.SOA.Minimum)
 	if qtype == dns.TypeNSEC {
 		r.positive([]dns.RR{n})
 		return
@@ -109,8 +110,8 @@ func (h *Handler) name(r *reply, qname string, qtype uint16, now time.Time) {
 	}
 	r.types = n.typeList()
 	// The domain's CAA policy stands at every hostname without a CAA of its own.
-	policy := n.host && n.rrsets[dns.TypeCAA] == nil && len(r.z.caa) > 0
-	if policy {
+	policy := served.PolicyAt(n.host, n.rrsets, r.z.caa)
+	if policy != nil {
 		r.types = withType(r.types, dns.TypeCAA)
 	}
 	rttl, _ := n.ttl(records.TTL, now)
@@ -123,10 +124,10 @@ func (h *Handler) name(r *reply, qname string, qtype uint16, now time.Time) {
 		rrs = addrRRs(r.owner, qtype, n.addrs, ttl)
 	}
 	if set := n.rrsets[qtype]; set != nil {
-		rrs = append(rrs, rewrite(set, r.owner, rttl)...)
+		rrs = append(rrs, served.Rewrite(set, r.owner, rttl)...)
 	}
-	if policy && qtype == dns.TypeCAA {
-		rrs = append(rrs, rewrite(r.z.caa, r.owner, rttl)...)
+	if policy != nil && qtype == dns.TypeCAA {
+		rrs = append(rrs, served.Rewrite(policy, r.owner, rttl)...)
 	}
 	r.positive(rrs)
 }
@@ -178,7 +179,7 @@ func (h *Handler) apex(r *reply, qtype uint16) {
 	}
 	var rrs []dns.RR
 	if qtype == dns.TypeSOA {
-		soa := h.soa(z, h.cfg.soa.minimum)
+		soa := h.soa(z, h.cfg.app.SOA.Minimum)
 		soa.Header().Name = r.owner
 		rrs = append(rrs, soa)
 	}
@@ -187,7 +188,7 @@ func (h *Handler) apex(r *reply, qtype uint16) {
 		r.m.Extra = h.glue()
 	}
 	if qtype == dns.TypeCAA {
-		rrs = append(rrs, rewrite(z.caa, r.owner, records.TTL)...)
+		rrs = append(rrs, served.Rewrite(z.caa, r.owner, records.TTL)...)
 	}
 	if z.signer != nil && (qtype == dns.TypeDNSKEY || qtype == dns.TypeCDNSKEY || qtype == dns.TypeCDS) {
 		// The key, and the same key as CDNSKEY and its DS as CDS (RFC 7344,
@@ -219,7 +220,7 @@ func (h *Handler) sign(r *reply, qtype uint16, now time.Time) {
 		if r.missing {
 			types = nil
 		}
-		m.Ns = append(m.Ns, nsec(r.owner, types, h.cfg.soa.minimum))
+		m.Ns = append(m.Ns, nsec(r.owner, types, h.cfg.app.SOA.Minimum))
 	}
 	full := h.fullTTL(r)
 	m.Answer = s.signSection(m.Answer, full, now)
@@ -285,18 +286,6 @@ func withType(ts []uint16, t uint16) []uint16 {
 		}
 	}
 	return append(append([]uint16{}, ts...), t)
-}
-
-// rewrite copies an RRset with the owner it is served with and its TTL
-// capped at most.
-func rewrite(set []dns.RR, owner string, most uint32) []dns.RR {
-	out := make([]dns.RR, len(set))
-	for i, rr := range set {
-		c := dns.Copy(rr)
-		c.Header().Name, c.Header().Ttl = owner, min(c.Header().Ttl, most)
-		out[i] = c
-	}
-	return out
 }
 
 // aboveStatic reports whether qname is an empty non-terminal above a

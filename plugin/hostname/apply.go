@@ -9,8 +9,8 @@ import (
 	"time"
 
 	clog "github.com/coredns/coredns/plugin/pkg/log"
-	"github.com/hostmint/hostmint/domains"
 	"github.com/hostmint/hostmint/records"
+	"github.com/hostmint/hostmint/served"
 	"github.com/hostmint/hostmint/storage"
 	"github.com/miekg/dns"
 )
@@ -234,58 +234,24 @@ func (ix *Index) replace(zs zoneSet, h *storage.Hostname, own *node, below map[s
 	return old
 }
 
-// buildNodes is every name a hostname holds, none when it is not served:
-// own at its name, and below it (nil for most) its records' names, the
-// empty non-terminals above them and its DNS-01 challenge values (chals,
-// newest first). Expiry is checked at answer time, so an idle name stops
-// resolving the moment it expires without any write.
+// buildNodes are the index's nodes of what h serves (served.Hostname).
 func buildNodes(h *storage.Hostname, recs []storage.Record, chals []storage.Challenge) (own *node, below map[string]*node) {
-	if !h.Active() {
+	o, names := served.Hostname(h, recs, chals, func(r *storage.Record, err error) {
+		clog.Warningf("record %s of %s cannot be served: %v", r.ID, h.Name, err)
+	})
+	if o == nil {
 		return nil, nil
 	}
-	addrs := h.ServedAddrs()
-	if len(addrs) == 0 {
-		return nil, nil
-	}
-	own = &node{owner: holder(h.ID), host: true, addrs: packAddrs(addrs), expires: h.ExpiresAt}
-	if len(recs) == 0 && len(chals) == 0 {
+	holds := holder(h.ID)
+	own = &node{owner: holds, host: true, addrs: packAddrs(o.Addrs), expires: o.Expires, rrsets: o.RRsets}
+	if len(names) == 0 {
 		return own, nil
 	}
-	name := dns.Fqdn(h.Name)
-	nodes := map[string]*node{name: own}
-	for _, r := range recs {
-		owner := dns.Fqdn(r.Name)
-		data, err := records.Decode(r.Type, []byte(r.Data))
-		if err != nil {
-			clog.Warningf("record %s of %s cannot be served: %v", r.ID, h.Name, err)
-			continue
-		}
-		rr, err := data.RR(r.Type, owner, records.TTL)
-		if err != nil {
-			clog.Warningf("record %s of %s cannot be served: %v", r.ID, h.Name, err)
-			continue
-		}
-		n := nodes[owner]
-		if n == nil {
-			n = &node{owner: own.owner, expires: h.ExpiresAt}
-			nodes[owner] = n
-		}
-		if n.rrsets == nil {
-			n.rrsets = map[uint16][]dns.RR{}
-		}
-		n.rrsets[rr.Header().Rrtype] = append(n.rrsets[rr.Header().Rrtype], rr)
-		// Names between the record and the hostname exist, empty.
-		for p := parent(owner); p != name && dns.IsSubDomain(name, p); p = parent(p) {
-			if nodes[p] == nil {
-				nodes[p] = &node{owner: own.owner, expires: h.ExpiresAt}
-			}
-		}
+	below = make(map[string]*node, len(names))
+	for name, n := range names {
+		below[name] = &node{owner: holds, expires: n.Expires, rrsets: n.RRsets}
 	}
-	if c := challengeNode(h, chals); c != nil {
-		nodes[records.ChallengeLabel+"."+name] = c
-	}
-	delete(nodes, name)
-	return own, nodes
+	return own, below
 }
 
 // settle marks the nodes whose expiry has passed at now as gone. An idle
@@ -300,27 +266,6 @@ func settle(own *node, below map[string]*node, now int64) {
 	for _, n := range below {
 		n.gone = n.expires != 0 && n.expires <= now
 	}
-}
-
-// challengeNode serves the newest challenge values as TXT until
-// ChallengeLife after the newest was written (and never past the hostname's
-// own expiry).
-func challengeNode(h *storage.Hostname, chals []storage.Challenge) *node {
-	if len(chals) == 0 {
-		return nil
-	}
-	owner := records.ChallengeLabel + "." + dns.Fqdn(h.Name)
-	n := &node{owner: holder(h.ID), expires: chals[0].CreatedAt + records.ChallengeLife.Milliseconds(), rrsets: map[uint16][]dns.RR{}}
-	if h.ExpiresAt != 0 {
-		n.expires = min(n.expires, h.ExpiresAt)
-	}
-	for _, c := range chals[:min(len(chals), records.ChallengeValues)] {
-		n.rrsets[dns.TypeTXT] = append(n.rrsets[dns.TypeTXT], &dns.TXT{
-			Hdr: dns.RR_Header{Name: owner, Rrtype: dns.TypeTXT, Class: dns.ClassINET, Ttl: records.ChallengeTTL},
-			Txt: []string{c.Value},
-		})
-	}
-	return n
 }
 
 func parent(name string) string {
@@ -353,11 +298,7 @@ func (ix *Index) loadZones(ctx context.Context, q storage.Queries, prev zoneSet,
 		if d.AccountID != "" {
 			z.kind = kindTeam
 		}
-		for _, c := range domains.CAA(d) {
-			if rr, err := dns.NewRR(name + " 300 IN CAA " + c); err == nil {
-				z.caa = append(z.caa, rr)
-			}
-		}
+		z.caa = served.Policy(d)
 		if d.DNSSEC {
 			z.signed = true
 			if old := prev[name]; old != nil && old.dnskey == d.DNSKEY && old.signer != nil {

@@ -397,7 +397,7 @@ func (a *fastAnswerer) missingWire(z *zone, flags uint8) *missingWire {
 	m := new(dns.Msg)
 	m.Response, m.Authoritative, m.Rcode = true, true, dns.RcodeNameError
 	m.Question = []dns.Question{{Name: ".", Qtype: dns.TypeA, Qclass: dns.ClassINET}}
-	m.Ns = []dns.RR{h.soa(z, h.cfg.soa.minimum)}
+	m.Ns = []dns.RR{h.soa(z, h.cfg.app.SOA.Minimum)}
 	if flags&wireEDNS != 0 {
 		o := &dns.OPT{Hdr: dns.RR_Header{Name: ".", Rrtype: dns.TypeOPT}}
 		o.SetUDPSize(maxUDPSize)

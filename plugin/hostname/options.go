@@ -13,6 +13,7 @@ import (
 	"github.com/coredns/caddy"
 	"github.com/hostmint/hostmint/app"
 	"github.com/hostmint/hostmint/domains"
+	"github.com/hostmint/hostmint/served"
 	"github.com/hostmint/hostmint/storage"
 	"github.com/miekg/dns"
 )
@@ -283,8 +284,8 @@ var options = []option{
 	}},
 	{"acme_update_per_minute", "COUNT", "acme-dns updates a credential may make a minute", 1, 1, count(func(c *config) *int { return &c.app.ACMEUpdates })},
 	{"soa", "RNAME [REFRESH RETRY EXPIRE MINIMUM]", "every served zone's SOA contact mailbox and timers", 1, 5, func(cfg *config, a []string) error {
-		v, err := parseSOA(a)
-		cfg.soa = v
+		v, err := served.ParseSOA(a)
+		cfg.app.SOA = v
 		return err
 	}},
 	{"acme_dns_domain", "NAME", "make acme-dns registrations for any domain under NAME, a domain or a name below one", 1, 1, func(cfg *config, a []string) error {

@@ -3,8 +3,6 @@ package hostname
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/netip"
 	"slices"
 	"strings"
 	"time"
@@ -31,7 +29,6 @@ type config struct {
 	app        app.Config
 	given      map[string]bool // the options the block sets
 	addressTTL uint32
-	soa        soaValues // every served zone's SOA: contact, timers
 	// catalog is the RFC 9432 catalog zone served beside the domains
 	// (lowercase FQDN), "" for none.
 	catalog string
@@ -112,22 +109,17 @@ func newHandler(cfg *config) *Handler {
 	if cfg.app.ACMEDNSDomain != "" {
 		h.acmeDNS = dns.Fqdn(cfg.app.ACMEDNSDomain)
 	}
-	for _, ns := range cfg.app.Nameservers {
-		h.ns = append(h.ns, ns.Name)
-		if ns.Addr == "" {
-			continue
-		}
-		host, _, _ := net.SplitHostPort(ns.Addr)
-		if a, err := netip.ParseAddr(host); err == nil {
-			h.static[ns.Name] += packAddrs([]netip.Addr{a})
-		}
+	set := cfg.app.NameserverSet()
+	h.ns = set.Names
+	for name, addrs := range set.Addrs {
+		h.static[name] = packAddrs(addrs)
 	}
 	return h
 }
 
 // parse reads the hostname block of c (one per server block).
 func parse(c *caddy.Controller) (*config, error) {
-	cfg := &config{app: app.Defaults(), given: map[string]bool{}, addressTTL: 60, soa: defaultSOA}
+	cfg := &config{app: app.Defaults(), given: map[string]bool{}, addressTTL: 60}
 	for i := 0; c.Next(); i++ {
 		if i > 0 {
 			return nil, plugin.ErrOnce

@@ -72,7 +72,7 @@ func (s *signer) sign(rrs []dns.RR, fullTTL uint32, now time.Time) *dns.RRSIG {
 	key := rrsetKey(owner, hdr.Rrtype, rrs)
 	c := s.cacheOf(rrs)
 	if sig, ok := c.Get(key); ok && time.Unix(int64(sig.Expiration), 0).Sub(now) > sigRefresh {
-		return served(sig, hdr)
+		return asServed(sig, hdr)
 	}
 	canon := make([]dns.RR, len(rrs))
 	for i, rr := range rrs {
@@ -95,7 +95,7 @@ func (s *signer) sign(rrs []dns.RR, fullTTL uint32, now time.Time) *dns.RRSIG {
 	}
 	signaturesTotal.Inc()
 	c.Add(key, sig)
-	return served(sig, hdr)
+	return asServed(sig, hdr)
 }
 
 // rrsetKey identifies an RRset's content (owner, type, rdata) whatever its
@@ -146,8 +146,8 @@ func mix64(h uint64) uint64 {
 
 var packBufs = sync.Pool{New: func() any { b := make([]byte, 4096); return &b }}
 
-// served is a copy of sig with the owner and TTL of the answered RRset.
-func served(sig *dns.RRSIG, hdr *dns.RR_Header) *dns.RRSIG {
+// asServed is a copy of sig with the owner and TTL of the answered RRset.
+func asServed(sig *dns.RRSIG, hdr *dns.RR_Header) *dns.RRSIG {
 	c := *sig
 	c.Hdr.Name, c.Hdr.Ttl = hdr.Name, hdr.Ttl
 	return &c

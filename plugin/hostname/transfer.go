@@ -5,6 +5,7 @@ import (
 
 	"github.com/coredns/coredns/plugin/transfer"
 	"github.com/hostmint/hostmint/records"
+	"github.com/hostmint/hostmint/served"
 	"github.com/miekg/dns"
 )
 
@@ -46,7 +47,7 @@ func (h *Handler) Transfer(zone string, serial uint32) (<-chan []dns.RR, error) 
 		log.Warningf("refused a transfer of %s: %v", z.name, errSigned)
 		return nil, errSigned
 	}
-	soa := h.soa(z, h.cfg.soa.minimum)
+	soa := h.soa(z, h.cfg.app.SOA.Minimum)
 	ch := make(chan []dns.RR, 2)
 	if serial != 0 && !serialOlder(serial, soa.(*dns.SOA).Serial) {
 		xfrOut.WithLabelValues("current").Inc()
@@ -113,9 +114,9 @@ func (h *Handler) ixfr(name string, serial uint32) ([]dns.RR, bool) {
 		return nil, false
 	}
 	// The serial read with the names, not the index's by now.
-	soaNow := h.soa(z, h.cfg.soa.minimum).(*dns.SOA)
+	soaNow := h.soa(z, h.cfg.app.SOA.Minimum).(*dns.SOA)
 	soaNow.Serial = cur
-	soaThen := h.soa(z, h.cfg.soa.minimum).(*dns.SOA)
+	soaThen := h.soa(z, h.cfg.app.SOA.Minimum).(*dns.SOA)
 	soaThen.Serial = serial
 	rrs := []dns.RR{soaNow, soaThen}
 	for _, n := range names {
@@ -139,7 +140,7 @@ func (h *Handler) ixfr(name string, serial uint32) ([]dns.RR, bool) {
 // serial, and the IXFR after it would then delete records the secondary
 // never had, and fail, and start another whole transfer.
 func (h *Handler) axfr(z *zone, chunks [][]named, serial uint32, ch chan<- []dns.RR) {
-	soa := h.soa(z, h.cfg.soa.minimum)
+	soa := h.soa(z, h.cfg.app.SOA.Minimum)
 	soa.(*dns.SOA).Serial = serial
 	batch := []dns.RR{soa}
 	send := func(rrs ...dns.RR) {
@@ -150,7 +151,7 @@ func (h *Handler) axfr(z *zone, chunks [][]named, serial uint32, ch chan<- []dns
 		}
 	}
 	send(h.nsRRs(z.name)...)
-	send(rewrite(z.caa, z.name, records.TTL)...)
+	send(served.Rewrite(z.caa, z.name, records.TTL)...)
 	for n := range h.static {
 		if zz := h.index.zoneOf(n); zz != nil && zz.name == z.name {
 			send(addrRRs(n, dns.TypeA, h.static[n], ttlNS)...)
@@ -191,10 +192,10 @@ func (h *Handler) nodeRRsAll(z *zone, name string, n *node) []dns.RR {
 	rrs = append(rrs, addrRRs(name, dns.TypeA, n.addrs, h.cfg.addressTTL)...)
 	rrs = append(rrs, addrRRs(name, dns.TypeAAAA, n.addrs, h.cfg.addressTTL)...)
 	for _, set := range n.rrsets {
-		rrs = append(rrs, rewrite(set, name, records.TTL)...)
+		rrs = append(rrs, served.Rewrite(set, name, records.TTL)...)
 	}
-	if n.host && n.rrsets[dns.TypeCAA] == nil {
-		rrs = append(rrs, rewrite(z.caa, name, records.TTL)...)
+	if p := served.PolicyAt(n.host, n.rrsets, z.caa); p != nil {
+		rrs = append(rrs, served.Rewrite(p, name, records.TTL)...)
 	}
 	return rrs
 }
