@@ -8,7 +8,9 @@
 // through hostnames.Service); TXT at _acme-challenge.<hostname> is a
 // DNS-01 value (hostnames.Certificates). A refusal of a rule comes back as
 // an rcode and an Extended DNS Error carrying the rule's own words; that
-// mapping is in one place (answer.go).
+// mapping is in one place (answer.go). A signed message is applied at most
+// once: its MAC is recorded whatever became of it, and one seen before is
+// refused (replay.go).
 //
 // It knows nothing of TSIG verification, sockets or the DNS index.
 package dnsupdate

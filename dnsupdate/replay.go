@@ -16,7 +16,9 @@ import (
 // 5.2.3) lets a captured message be sent again for as long as it lasts,
 // and a replay would undo what was done since (an address moved back). So
 // every verified message's MAC is recorded in the store, whatever the
-// message's outcome, and one whose MAC is recorded already is refused:
+// message's outcome (short of refusals no change of the zone turns: a
+// malformed message, a name outside its zone, a key the node does not
+// hold), and one whose MAC is recorded already is refused:
 //   - a message that writes records it in its own transaction, with its
 //     last statement (no round trip of its own);
 //   - one that commits nothing (a no-op commits only its MAC; a refusal,
