@@ -148,7 +148,7 @@ func Start(cfg Config, newIndex NewIndex) (*App, error) {
 	accts := accounts.New(n.store, prof, n.auth).WithTSIG(key, n.keyring)
 	audits := audit.New(n.store, logger)
 	audits.Failed, audits.Dropped = auditFailures.Inc, auditDropped.Inc
-	updater := dnsupdate.New(n.store, n.keyring, rules, prof)
+	updater := dnsupdate.New(n.store, n.keyring, rules, prof).WithApex(cfg.NameserverSet(), cfg.SOA)
 	updater.Audit = auditor{audits}
 	var tsigServed func(context.Context, string)
 	if cfg.DynamicUpdate {

@@ -42,6 +42,11 @@ type node struct {
 	// rdata, and the RRs the message adds (by the same key).
 	ids   map[string]string
 	added map[string]dns.RR
+	// The rows read at this name, and what DNS serves there as
+	// prerequisites see it (servedAt, built from them when first asked).
+	recs   []storage.Record
+	chals  []storage.Challenge
+	served rrsets
 }
 
 func rrKey(t uint16, rdata string) string { return dns.TypeToString[t] + " " + rdata }
@@ -106,10 +111,6 @@ func (z *zoneState) at(ctx context.Context, name string) (*node, error) {
 	}
 	n := &node{name: name, was: rrsets{}}
 	n.kind, n.label = z.kindOf(name)
-	if n.kind == kindApex {
-		n.was[dns.TypeSOA] = []string{"soa"}
-		n.was[dns.TypeNS] = []string{"ns"}
-	}
 	if n.label != "" {
 		h, err := z.lockLabel(ctx, n)
 		switch {
@@ -135,6 +136,7 @@ func (z *zoneState) at(ctx context.Context, name string) (*node, error) {
 			if err != nil {
 				return nil, err
 			}
+			n.chals = cs
 			for _, c := range cs {
 				n.was[dns.TypeTXT] = append(n.was[dns.TypeTXT], quote(c.Value))
 			}
@@ -181,6 +183,7 @@ func (z *zoneState) readRecords(ctx context.Context, n *node) error {
 		if r.Name != n.name {
 			continue
 		}
+		n.recs = append(n.recs, r)
 		d, err := records.Decode(r.Type, []byte(r.Data))
 		if err != nil {
 			return err
@@ -242,21 +245,25 @@ func (z *zoneState) prerequisites(ctx context.Context, prs []dns.RR) error {
 		if err != nil {
 			return err
 		}
+		was, err := z.servedAt(ctx, n)
+		if err != nil {
+			return err
+		}
 		switch {
 		case h.Class == dns.ClassANY && h.Rrtype == dns.TypeANY:
-			if !n.was.inUse() {
+			if !was.inUse() {
 				return reject(dns.RcodeNameError, dns.ExtendedErrorCodeOther, fmt.Sprintf("prerequisite failed: %s is not in use", n.name))
 			}
 		case h.Class == dns.ClassANY:
-			if len(n.was[h.Rrtype]) == 0 {
+			if len(was[h.Rrtype]) == 0 {
 				return reject(dns.RcodeNXRrset, dns.ExtendedErrorCodeOther, fmt.Sprintf("prerequisite failed: %s has no %s records", n.name, dns.TypeToString[h.Rrtype]))
 			}
 		case h.Class == dns.ClassNONE && h.Rrtype == dns.TypeANY:
-			if n.was.inUse() {
+			if was.inUse() {
 				return reject(dns.RcodeYXDomain, dns.ExtendedErrorCodeOther, fmt.Sprintf("prerequisite failed: %s is in use", n.name))
 			}
 		case h.Class == dns.ClassNONE:
-			if len(n.was[h.Rrtype]) > 0 {
+			if len(was[h.Rrtype]) > 0 {
 				return reject(dns.RcodeYXRrset, dns.ExtendedErrorCodeOther, fmt.Sprintf("prerequisite failed: %s has %s records", n.name, dns.TypeToString[h.Rrtype]))
 			}
 		default:
@@ -270,7 +277,7 @@ func (z *zoneState) prerequisites(ctx context.Context, prs []dns.RR) error {
 	}
 	for name, types := range want {
 		for t, vs := range types {
-			if !sameSet(z.names[name].was[t], vs) {
+			if !sameSet(z.names[name].served[t], vs) {
 				return reject(dns.RcodeNXRrset, dns.ExtendedErrorCodeOther, fmt.Sprintf("prerequisite failed: the %s records of %s are not the ones given", dns.TypeToString[t], name))
 			}
 		}

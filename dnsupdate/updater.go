@@ -12,6 +12,7 @@ import (
 	"github.com/hostmint/hostmint/accounts"
 	"github.com/hostmint/hostmint/hostnames"
 	"github.com/hostmint/hostmint/profile"
+	"github.com/hostmint/hostmint/served"
 	"github.com/hostmint/hostmint/storage"
 	"github.com/miekg/dns"
 )
@@ -34,6 +35,9 @@ type Updater struct {
 	// deleted and its id never changes, so a message does not read its
 	// zone's row again (a name not found is read again each time).
 	zones sync.Map // name -> *storage.Domain
+	// ns and soa are what the apexes serve from configuration (WithApex).
+	ns  served.Nameservers
+	soa served.SOA
 }
 
 // Auditor is the audit log as the door uses it.

@@ -89,8 +89,12 @@ func (ns Nameservers) Above(name string) bool {
 // NS set, and the domain's CAA policy. DNSSEC's records (DNSKEY, CDS,
 // CDNSKEY) are the signer's, not the projection's.
 func Apex(zone string, ns Nameservers, soa SOA, serial uint32, policy []dns.RR) map[uint16][]dns.RR {
+	mname := "."
+	if len(ns.Names) > 0 {
+		mname = ns.Names[0]
+	}
 	out := map[uint16][]dns.RR{
-		dns.TypeSOA: {soa.RR(zone, ns.Names[0], serial, soa.Minimum)},
+		dns.TypeSOA: {soa.RR(zone, mname, serial, soa.Minimum)},
 		dns.TypeNS:  ns.NS(zone),
 	}
 	if len(policy) > 0 {
