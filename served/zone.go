@@ -104,10 +104,7 @@ func challenge(h *storage.Hostname, chals []storage.Challenge) *Name {
 		n.Expires = min(n.Expires, h.ExpiresAt)
 	}
 	for _, c := range chals[:min(len(chals), records.ChallengeValues)] {
-		n.RRsets[dns.TypeTXT] = append(n.RRsets[dns.TypeTXT], &dns.TXT{
-			Hdr: dns.RR_Header{Name: owner, Rrtype: dns.TypeTXT, Class: dns.ClassINET, Ttl: records.ChallengeTTL},
-			Txt: []string{c.Value},
-		})
+		n.RRsets[dns.TypeTXT] = append(n.RRsets[dns.TypeTXT], challengeTXT(owner, c.Value))
 	}
 	return n
 }
@@ -190,4 +187,27 @@ func Policy(d *storage.Domain) []dns.RR {
 		}
 	}
 	return out
+}
+
+// Registration is what an acme-dns registration serves at its name (r.Name,
+// below acme_dns_domain): its two newest values as TXT until
+// records.ChallengeLife after the newer was written; nil when it has none.
+func Registration(r *storage.Registration) *Name {
+	if r.TXTAt == 0 || r.TXTNew == "" {
+		return nil
+	}
+	owner := dns.Fqdn(r.Name)
+	n := &Name{Expires: r.TXTAt + records.ChallengeLife.Milliseconds(), RRsets: map[uint16][]dns.RR{}}
+	for _, v := range []string{r.TXTNew, r.TXTOld} {
+		if v != "" {
+			n.RRsets[dns.TypeTXT] = append(n.RRsets[dns.TypeTXT], challengeTXT(owner, v))
+		}
+	}
+	return n
+}
+
+// challengeTXT is one DNS-01 value as served at owner.
+func challengeTXT(owner, value string) dns.RR {
+	return &dns.TXT{Hdr: dns.RR_Header{Name: owner, Rrtype: dns.TypeTXT, Class: dns.ClassINET, Ttl: records.ChallengeTTL},
+		Txt: []string{value}}
 }

@@ -7,6 +7,7 @@ import (
 
 	clog "github.com/coredns/coredns/plugin/pkg/log"
 	"github.com/hostmint/hostmint/records"
+	"github.com/hostmint/hostmint/served"
 	"github.com/hostmint/hostmint/storage"
 	"github.com/miekg/dns"
 )
@@ -128,21 +129,11 @@ func (ix *Index) applyRegistrations(rs []storage.Registration, ids []string, zs 
 	}
 }
 
-// registrationNode serves r's values, nil when it has none.
+// registrationNode is the index's node of what r serves (served.Registration).
 func registrationNode(r *storage.Registration) *node {
-	if r.TXTAt == 0 || r.TXTNew == "" {
+	n := served.Registration(r)
+	if n == nil {
 		return nil
 	}
-	owner := dns.Fqdn(r.Name)
-	n := &node{owner: holder(r.ID), expires: r.TXTAt + records.ChallengeLife.Milliseconds(), rrsets: map[uint16][]dns.RR{}}
-	for _, v := range []string{r.TXTNew, r.TXTOld} {
-		if v == "" {
-			continue
-		}
-		n.rrsets[dns.TypeTXT] = append(n.rrsets[dns.TypeTXT], &dns.TXT{
-			Hdr: dns.RR_Header{Name: owner, Rrtype: dns.TypeTXT, Class: dns.ClassINET, Ttl: records.ChallengeTTL},
-			Txt: []string{v},
-		})
-	}
-	return n
+	return &node{owner: holder(r.ID), expires: n.Expires, rrsets: n.RRsets}
 }
