@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"net/netip"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -69,31 +68,6 @@ func fastBlocker(conf *dnsserver.Config) string {
 	return blocking[0]
 }
 
-// tsigRequires reports whether a tsig plugin requires a signature on any
-// query or opcode (its require option): then it refuses unsigned queries.
-// Its settings are unexported; read by reflection, and any surprise
-// counts as requiring.
-func tsigRequires(ph plugin.Handler) bool {
-	v := reflect.ValueOf(ph)
-	if v.Kind() == reflect.Pointer {
-		v = v.Elem()
-	}
-	if v.Kind() != reflect.Struct {
-		return true
-	}
-	for _, f := range []string{"allTypes", "allOpcodes"} {
-		if b := v.FieldByName(f); !b.IsValid() || b.Kind() != reflect.Bool || b.Bool() {
-			return true
-		}
-	}
-	for _, f := range []string{"types", "opcodes"} {
-		if m := v.FieldByName(f); !m.IsValid() || m.Kind() != reflect.Map || m.Len() > 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // on reports whether fast_udp is set and the block may have it.
 func (f *fastUDP) on() bool { return f != nil && f.checked.Load() && f.blocked == "" }
 
@@ -144,39 +118,19 @@ func (h *Handler) startFast(ctx context.Context) {
 
 // serverRoutes are srv's zone keys, each true when the block srv gives its
 // names to (the first of the key's: views, which could pick another, are
-// not in this build) is h's, whichever of its keys it is. Read by
-// reflection: a server's zones are unexported, and any surprise leaves
-// none, so that no answer is given for a name not known to be routed here.
+// not in this build) is h's, whichever of its keys it is. nil when the
+// server's blocks cannot be read (internals.go): no answer is then given
+// for a name not known to be routed here.
 func serverRoutes(srv *dnsserver.Server, h *Handler) map[string]bool {
-	v := reflect.ValueOf(srv).Elem().FieldByName("zones")
-	if !v.IsValid() || v.Kind() != reflect.Map || v.Type().Key().Kind() != reflect.String {
+	blocks, ok := serverBlocks(srv)
+	if !ok {
 		return nil
 	}
-	routes := map[string]bool{}
-	for it := v.MapRange(); it.Next(); {
-		cs := it.Value()
-		if cs.Kind() != reflect.Slice || cs.Len() == 0 || cs.Index(0).Kind() != reflect.Pointer {
-			return nil
-		}
-		conf := (*dnsserver.Config)(unsafe.Pointer(cs.Index(0).Pointer()))
-		routes[it.Key().String()] = conf.Handler("hostname") == plugin.Handler(h)
+	routes := make(map[string]bool, len(blocks))
+	for key, conf := range blocks {
+		routes[key] = conf.Handler("hostname") == plugin.Handler(h)
 	}
 	return routes
-}
-
-// serverOpcodes are the opcodes beyond QUERY and NOTIFY that srv accepts
-// (those its blocks allowed, UPDATE for dynamic_update), read by
-// reflection; false when they cannot be read.
-func serverOpcodes(srv *dnsserver.Server) (map[int]bool, bool) {
-	v := reflect.ValueOf(srv).Elem().FieldByName("allowedOpcodes")
-	if !v.IsValid() || v.Kind() != reflect.Map || v.Type().Key().Kind() != reflect.Int {
-		return nil, false
-	}
-	ops := map[int]bool{}
-	for _, k := range v.MapKeys() {
-		ops[int(k.Int())] = true
-	}
-	return ops, true
 }
 
 // stopFast closes the fast sockets, for good or (a reload) until

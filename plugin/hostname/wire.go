@@ -1,7 +1,6 @@
 package hostname
 
 import (
-	"reflect"
 	"sync"
 	"time"
 	"unsafe"
@@ -111,22 +110,6 @@ func rawWriter(w dns.ResponseWriter) (out dns.ResponseWriter, rec *metrics.Recor
 			inner = next
 		}
 	}
-}
-
-// unwrapPluginWriter is the writer inside CoreDNS's per-plugin wrapper (an
-// unexported type, read by reflection: its one field is the writer it
-// wraps), false for any other writer.
-func unwrapPluginWriter(w dns.ResponseWriter) (dns.ResponseWriter, bool) {
-	t := reflect.TypeOf(w)
-	if t == nil || t.Kind() != reflect.Pointer {
-		return nil, false
-	}
-	if e := t.Elem(); e.Name() != "pluginWriter" || e.PkgPath() != "github.com/coredns/coredns/plugin" ||
-		e.NumField() == 0 || e.Field(0).Name != "ResponseWriter" {
-		return nil, false
-	}
-	inner, ok := reflect.ValueOf(w).Elem().Field(0).Interface().(dns.ResponseWriter)
-	return inner, ok && inner != nil
 }
 
 // sendRaw sends b, an answer with rcode, to out (from rawWriter).
