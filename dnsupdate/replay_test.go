@@ -287,3 +287,35 @@ func TestNoopWritesNothing(t *testing.T) {
 		})
 	}
 }
+
+// A message refused because its key's team was suspended is not applied
+// when replayed after the team is restored, within the window.
+func TestReplayAfterRestore(t *testing.T) {
+	for _, dialect := range storagetest.Dialects {
+		t.Run(string(dialect), func(t *testing.T) {
+			t.Parallel()
+			d := newDoor(t, dialect)
+			ctx := context.Background()
+			setStatus := func(status string) {
+				t.Helper()
+				a, err := d.accts.Patch(ctx, d.account, accounts.Input{Status: &status})
+				if err != nil {
+					t.Fatal(err)
+				}
+				d.ring.SetAccess(a)
+			}
+			setStatus("suspended")
+			sig, m := signedBy(d.key+"."), msg(t, "example.org", nil, []string{"late.example.org. 60 IN A 198.41.0.9"})
+			if _, err := d.u.Update(ctx, sig, "127.0.0.1:53", wire(t, m)); err == nil {
+				t.Fatal("a suspended team's message was taken")
+			}
+			setStatus("active")
+			if a := d.sendSigned(t, sig, m); !isReplay(a) {
+				t.Fatalf("replayed after the team's restore: %s %v, want the replay's refusal", dns.RcodeToString[a.Rcode], a.EDE)
+			}
+			if a := d.send(t, msg(t, "example.org", []string{"late.example.org. 0 NONE ANY"}, nil)); a.Rcode != dns.RcodeSuccess {
+				t.Errorf("the replayed message minted late.example.org: %s", dns.RcodeToString[a.Rcode])
+			}
+		})
+	}
+}

@@ -73,6 +73,11 @@ func (u *Updater) Update(ctx context.Context, sig *dns.TSIG, addr string, r *dns
 		return *a, nil
 	}
 	p, err := u.keys.Principal(ctx, key, algorithm)
+	if errors.Is(err, accounts.ErrClosedTeam) {
+		// Its team may be restored within the window: the MAC is kept, so
+		// the message is not applied then.
+		u.unapplied(ctx, seen, Answer{Rcode: dns.RcodeNotAuth})
+	}
 	if errors.Is(err, accounts.ErrUnknownTSIGKey) || errors.Is(err, accounts.ErrClosedTeam) {
 		return Answer{Rcode: dns.RcodeNotAuth}, ErrBadKey
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/coredns/coredns/plugin"
+	"github.com/hostmint/hostmint/dnsupdate"
 	"github.com/miekg/dns"
 )
 
@@ -31,10 +32,11 @@ import (
 // by name: it must not be this plugin's).
 const keyGateName = "hostname_tsig"
 
-// maxFudge caps the time window of a signed message (RFC 8945 5.2.3 leaves
-// it to the server): a client's fudge of 65535 does not stretch it to 18
-// hours, the time a captured message could otherwise be replayed in.
-const maxFudge = 300
+// maxFudge caps the time window of a signed message, in seconds (RFC 8945
+// 5.2.3 leaves it to the server): a client's fudge of 65535 does not
+// stretch it to 18 hours. It is the window the UPDATE door remembers MACs
+// for (dnsupdate.MaxFudge), so no message it accepts is one it forgot.
+const maxFudge = uint64(dnsupdate.MaxFudge / time.Second)
 
 type keyGate struct {
 	h    *Handler
@@ -88,10 +90,16 @@ func (g *keyGate) storeKey(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 		w.WriteMsg(m)
 		return dns.RcodeSuccess, true
 	}
-	if err := n.CheckTSIG(t.Hdr.Name, t.Algorithm); err != nil {
-		tsigRefused.WithLabelValues("key").Inc()
-		rcode, _ := writeTSIGError(w, r, t, dns.ErrSecret)
-		return rcode, true
+	// An UPDATE's key is judged by its door, by the same rule
+	// (dnsupdate asks accounts.Keyring.Principal), which also records the
+	// MAC of a message refused for a state that can change back (a team
+	// suspended, then restored), so it cannot be replayed then.
+	if r.Opcode != dns.OpcodeUpdate {
+		if err := n.CheckTSIG(t.Hdr.Name, t.Algorithm); err != nil {
+			tsigRefused.WithLabelValues("key").Inc()
+			rcode, _ := writeTSIGError(w, r, t, dns.ErrSecret)
+			return rcode, true
+		}
 	}
 	if !asksTransfer(r) {
 		return 0, false
@@ -112,7 +120,7 @@ func (g *keyGate) storeKey(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	if o := r.IsEdns0(); o != nil {
 		m.SetEdns0(maxUDPSize, o.Do()) // the OPT before the TSIG
 	}
-	m.SetTsig(t.Hdr.Name, t.Algorithm, maxFudge, time.Now().Unix())
+	m.SetTsig(t.Hdr.Name, t.Algorithm, uint16(maxFudge), time.Now().Unix())
 	w.WriteMsg(m) // signed by the server: the key is good, its reach is not
 	return dns.RcodeSuccess, true
 }

@@ -222,6 +222,7 @@ func (h *Handler) serveUpdate(ctx context.Context, w dns.ResponseWriter, r *dns.
 	}
 	ans, err := h.updater.Update(ctx, sig, w.RemoteAddr().String(), r)
 	if err != nil {
+		tsigRefused.WithLabelValues("key").Inc()
 		return writeTSIGError(w, r, sig, dns.ErrSecret)
 	}
 	return h.writeUpdate(w, r, t, ans)
@@ -251,6 +252,6 @@ func (h *Handler) writeUpdate(w dns.ResponseWriter, r *dns.Msg, t *dns.TSIG, a d
 // updates). The key gate let the query through: its key may sign.
 func signQuery(r, m *dns.Msg) {
 	if t := r.IsTsig(); t != nil {
-		m.SetTsig(t.Hdr.Name, t.Algorithm, maxFudge, time.Now().Unix())
+		m.SetTsig(t.Hdr.Name, t.Algorithm, uint16(maxFudge), time.Now().Unix())
 	}
 }
