@@ -22,7 +22,8 @@ import (
 //   - a window of at most maxFudge, whatever fudge the client sent;
 //   - for a store key, its state now (accounts.Keyring.Check: revoked,
 //     expired, another algorithm than its own, its team closed), which the
-//     servers' secret map holds until their next reload;
+//     servers' secret map holds until their next reload; an UPDATE's is
+//     judged by its door by the same rule (see storeKey);
 //   - for a store key, the zones it may transfer (its team's own domain,
 //     whole; never a pool domain or the catalog). The operator's keys, and
 //     transfer's address list, admit any transfer, as DESIGN says.
