@@ -1,0 +1,160 @@
+package dnsupdate
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/hostmint/hostmint/access"
+	"github.com/hostmint/hostmint/hostnames"
+	"github.com/miekg/dns"
+)
+
+// changes reports whether the updates leave any name other than it was
+// read: if not, commit would make no rule call.
+func (z *zoneState) changes() bool {
+	for _, n := range z.names {
+		if !n.dirty {
+			continue
+		}
+		for t, vs := range n.now {
+			if !sameSet(n.was[t], vs) {
+				return true
+			}
+		}
+		for t, vs := range n.was {
+			if !sameSet(vs, n.now[t]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// commit makes the rule calls that the state's differences stand for,
+// inside the message's transaction.
+func (z *zoneState) commit(ctx context.Context, p *access.Principal) error {
+	for _, name := range z.order {
+		n := z.names[name]
+		if !n.dirty {
+			continue
+		}
+		// Records first: a hostname the message releases keeps none.
+		if err := z.commitRecords(ctx, p, n); err != nil {
+			return err
+		}
+		var err error
+		switch n.kind {
+		case kindHostname:
+			err = z.commitAddress(ctx, p, n)
+		case kindChallenge:
+			err = z.commitChallenges(ctx, p, n)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// commitAddress makes the address calls: a hostname's addresses are set
+// by the rule dyndns2 uses too (SetAddrs: one address [P1], one of each
+// family [P2]), a new label is minted, and no address left releases.
+func (z *zoneState) commitAddress(ctx context.Context, p *access.Principal, n *node) error {
+	was := append(slices.Clone(n.was[dns.TypeA]), n.was[dns.TypeAAAA]...)
+	now := append(slices.Clone(n.now[dns.TypeA]), n.now[dns.TypeAAAA]...) // IPv4 first, as SetAddrs takes them
+	lc := z.u.rules.Lifecycle
+	switch {
+	case sameSet(was, now):
+		return nil
+	case len(now) == 0:
+		return lc.Release(ctx, p, n.host.ID)
+	case n.host == nil || n.host.AccountID != p.AccountID && len(was) == 0:
+		// A label held by no hostname, or by another team's that is not
+		// served: the rules decide whether it can be taken.
+		in := hostnames.CreateInput{IP: &now[0]}
+		if z.u.profile.Teams() {
+			in.Subdomain, in.Domain = &n.label, &z.dom.Name
+		} else {
+			in.Label = &n.label
+		}
+		h, err := lc.Create(ctx, p, in)
+		if err != nil || len(now) == 1 {
+			return err
+		}
+		n.host = h // minted with its first address; the rule of addresses takes the rest
+	}
+	addrs := make([]netip.Addr, len(now))
+	for i, a := range now {
+		addrs[i], _ = netip.ParseAddr(a) // rdata of A and AAAA: addresses
+	}
+	_, _, err := lc.SetAddrs(ctx, p, n.host.ID, addrs)
+	return err
+}
+
+func (z *zoneState) commitChallenges(ctx context.Context, p *access.Principal, n *node) error {
+	var add, remove []string
+	for _, v := range n.now[dns.TypeTXT] {
+		if !slices.Contains(n.was[dns.TypeTXT], v) {
+			add = append(add, unquote(v))
+		}
+	}
+	for _, v := range n.was[dns.TypeTXT] {
+		if !slices.Contains(n.now[dns.TypeTXT], v) {
+			remove = append(remove, unquote(v))
+		}
+	}
+	if len(add)+len(remove) == 0 {
+		return nil
+	}
+	if n.host == nil {
+		return reject(dns.RcodeRefused, dns.ExtendedErrorCodeOther,
+			fmt.Sprintf("%s.%s is no hostname; DNS-01 values are published under hostnames", n.label, z.dom.Name))
+	}
+	return z.u.rules.Certificates.SetChallenges(ctx, p, n.host.ID, add, remove)
+}
+
+// commitRecords makes the record calls of n's record types: the records
+// the message deleted, then those it added.
+func (z *zoneState) commitRecords(ctx context.Context, p *access.Principal, n *node) error {
+	if !z.u.profile.Teams() || n.kind != kindHostname && n.kind != kindRecords {
+		return nil
+	}
+	rules := z.u.rules.Records
+	for t, vs := range n.was {
+		for _, v := range vs {
+			if _, ok := recordType(t); !ok || slices.Contains(n.now[t], v) {
+				continue
+			}
+			if err := rules.DeleteRecord(ctx, p, n.host.ID, n.ids[rrKey(t, v)]); err != nil {
+				return err
+			}
+		}
+	}
+	for t, vs := range n.now {
+		for _, v := range vs {
+			if _, ok := recordType(t); !ok || slices.Contains(n.was[t], v) {
+				continue
+			}
+			if n.host == nil {
+				return reject(dns.RcodeRefused, dns.ExtendedErrorCodeOther,
+					fmt.Sprintf("%s is under no hostname of %s; records are published under hostnames", n.name, z.dom.Name))
+			}
+			in, err := inputOf(n.added[rrKey(t, v)], n.name)
+			if err != nil {
+				return reject(dns.RcodeRefused, dns.ExtendedErrorCodeNotSupported, err.Error())
+			}
+			if _, err := rules.CreateRecord(ctx, p, n.host.ID, in); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// unquote reads a TXT value as rdata gave it: one string, quoted.
+func unquote(v string) string {
+	return strings.ReplaceAll(strings.TrimSuffix(strings.TrimPrefix(v, `"`), `"`), `" "`, "")
+}
