@@ -1,9 +1,12 @@
 package app
 
 import (
+	"bytes"
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -62,12 +65,13 @@ func speaksHTTP(path string) bool {
 	return false
 }
 
-// imports reads the imports of every package's non-test files, by their
-// full paths.
-func imports(t *testing.T) map[string][]string {
+// root is the module's directory, from this package's.
+const root = ".."
+
+// sources calls fn with the path of every non-test Go file of the module
+// (testdata and hidden directories left out) and its path in the module.
+func sources(t *testing.T, fn func(path, rel string) error) {
 	t.Helper()
-	out := map[string][]string{}
-	root := ".."
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -78,12 +82,25 @@ func imports(t *testing.T) map[string][]string {
 		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return nil
 		}
+		rel, _ := filepath.Rel(root, path)
+		return fn(path, filepath.ToSlash(rel))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// imports reads the imports of every package's non-test files, by their
+// full paths.
+func imports(t *testing.T) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	sources(t, func(path, rel string) error {
 		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
 		if err != nil {
 			return err
 		}
-		pkg, _ := filepath.Rel(root, filepath.Dir(path))
-		pkg = filepath.ToSlash(pkg)
+		pkg := filepath.ToSlash(filepath.Dir(rel))
 		for _, imp := range f.Imports {
 			p, _ := strconv.Unquote(imp.Path.Value)
 			if !slices.Contains(out[pkg], p) {
@@ -95,9 +112,6 @@ func imports(t *testing.T) map[string][]string {
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return out
 }
 
@@ -126,6 +140,56 @@ func TestLayers(t *testing.T) {
 			if slices.Contains(forbidden[pkg], dep) {
 				t.Errorf("%s imports %s, which the design forbids", pkg, dep)
 			}
+		}
+	}
+}
+
+// maxLines is the most lines a hand-written file holds: one longer holds
+// several ideas, and is split along them, one idea a file (STYLE.md).
+const maxLines = 400
+
+// longFiles are the files still allowed over maxLines, at the lines they
+// hold now: they grow no further, and an allowance goes once its file is
+// split (the test fails while it stays).
+var longFiles = map[string]int{
+	// Another change takes its answers to the plugin's one answerer
+	// (issue 44), which leaves it the sockets and the batching.
+	"plugin/hostname/fastudp.go": 466,
+}
+
+// No hand-written file passes maxLines; generated ones ("Code generated
+// ... DO NOT EDIT.") are not counted.
+func TestFileSizes(t *testing.T) {
+	t.Parallel()
+	seen := map[string]bool{}
+	sources(t, func(path, rel string) error {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, src, parser.PackageClauseOnly|parser.ParseComments)
+		if err != nil {
+			return err
+		}
+		if ast.IsGenerated(f) {
+			return nil
+		}
+		n := bytes.Count(src, []byte("\n"))
+		allowed, ok := longFiles[rel]
+		seen[rel] = ok
+		switch {
+		case ok && n <= maxLines:
+			t.Errorf("%s has %d lines, no more than %d: remove its allowance from longFiles", rel, n, maxLines)
+		case ok && n > allowed:
+			t.Errorf("%s has %d lines, more than the %d it is allowed until it is split: split it by idea, one idea a file", rel, n, allowed)
+		case !ok && n > maxLines:
+			t.Errorf("%s has %d lines, more than %d: split it by idea, one idea a file", rel, n, maxLines)
+		}
+		return nil
+	})
+	for rel := range longFiles {
+		if !seen[rel] {
+			t.Errorf("%s is allowed in longFiles but is no hand-written file of the module: remove its allowance", rel)
 		}
 	}
 }
