@@ -70,8 +70,31 @@ func (n *Node) MayTransferTSIG(ctx context.Context, name, algorithm, zone string
 // OnTSIGChange registers f to run whenever the node's TSIG keys change.
 func (n *Node) OnTSIGChange(f func()) { n.node.keyring.OnChange(f) }
 
-// Updater applies DNS UPDATE messages.
-func (a *App) Updater() *dnsupdate.Updater { return a.updater }
+// UpdateDoor is the DNS UPDATE door as a DNS server takes it: the rcode
+// of a message's answer and the Extended DNS Error that says why (nil for
+// none); err when its key may not sign (NOTAUTH with BADKEY).
+type UpdateDoor struct {
+	door interface {
+		Update(ctx context.Context, sig *dns.TSIG, addr string, r *dns.Msg) (dnsupdate.Answer, error)
+	}
+}
+
+// Update applies r, signed with sig, from the client at addr.
+func (d UpdateDoor) Update(ctx context.Context, sig *dns.TSIG, addr string, r *dns.Msg) (int, *dns.EDNS0_EDE, error) {
+	a, err := d.door.Update(ctx, sig, addr, r)
+	return a.Rcode, a.EDE, err
+}
+
+// UpdateDoor applies DNS UPDATE messages through the rules.
+func (a *App) UpdateDoor() UpdateDoor { return UpdateDoor{a.updater} }
+
+// UpdateDoor refuses DNS UPDATE messages: a read-only node writes nothing.
+func (n *Node) UpdateDoor() UpdateDoor { return UpdateDoor{dnsupdate.ReadOnly{}} }
+
+// TSIGWindow is how far a signed message's time may be off this server's
+// clock, whatever fudge it carries: the window the UPDATE door remembers
+// MACs for (dnsupdate.MaxFudge).
+const TSIGWindow = dnsupdate.MaxFudge
 
 // ServeTSIG tells the node which keys its DNS servers verify now. During
 // a reload for new keys (ReloadTSIG) the new servers are set up before the

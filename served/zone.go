@@ -16,6 +16,15 @@ import (
 	"github.com/miekg/dns"
 )
 
+// TTL is what every record a name serves is served with, but addresses
+// (the address TTL), the apex's NS and SOA, and DNS-01 values
+// (records.ChallengeTTL).
+const TTL = records.TTL
+
+// ChallengeLife is how long DNS-01 values (a hostname's, an acme-dns
+// registration's) are served after the newest was written.
+const ChallengeLife = records.ChallengeLife
+
 // Name is what one name below a zone's apex serves.
 type Name struct {
 	// Host: a hostname's own name, where the domain's CAA policy stands

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/coredns/coredns/request"
-	"github.com/hostmint/hostmint/records"
 	"github.com/hostmint/hostmint/served"
 	"github.com/miekg/dns"
 )
@@ -59,7 +58,7 @@ func (h *Handler) fill(r *reply, qname string, qtype uint16, now time.Time) {
 	case h.static[qname] != "":
 		r.types = addrTypes(h.static[qname])
 		if qtype == dns.TypeANY {
-			r.positive(anyRRs(r.owner, r.types, records.TTL))
+			r.positive(anyRRs(r.owner, r.types, served.TTL))
 			break
 		}
 		r.positive(addrRRs(r.owner, qtype, h.static[qname], ttlNS))
@@ -114,7 +113,7 @@ func (h *Handler) name(r *reply, qname string, qtype uint16, now time.Time) {
 	if policy != nil {
 		r.types = withType(r.types, dns.TypeCAA)
 	}
-	rttl, _ := n.ttl(records.TTL, now)
+	rttl, _ := n.ttl(served.TTL, now)
 	if qtype == dns.TypeANY {
 		r.positive(anyRRs(r.owner, r.types, rttl))
 		return
@@ -174,7 +173,7 @@ func (h *Handler) apex(r *reply, qtype uint16) {
 		r.types = withType(withType(withType(r.types, dns.TypeDNSKEY), dns.TypeCDS), dns.TypeCDNSKEY)
 	}
 	if qtype == dns.TypeANY {
-		r.positive(anyRRs(r.owner, r.types, records.TTL))
+		r.positive(anyRRs(r.owner, r.types, served.TTL))
 		return
 	}
 	var rrs []dns.RR
@@ -188,7 +187,7 @@ func (h *Handler) apex(r *reply, qtype uint16) {
 		r.m.Extra = h.glue()
 	}
 	if qtype == dns.TypeCAA {
-		rrs = append(rrs, served.Rewrite(z.caa, r.owner, records.TTL)...)
+		rrs = append(rrs, served.Rewrite(z.caa, r.owner, served.TTL)...)
 	}
 	if z.signer != nil && (qtype == dns.TypeDNSKEY || qtype == dns.TypeCDNSKEY || qtype == dns.TypeCDS) {
 		// The key, and the same key as CDNSKEY and its DS as CDS (RFC 7344,
@@ -248,7 +247,7 @@ func (h *Handler) fullTTL(r *reply) func(dns.RR) uint32 {
 			if t := rr.Header().Rrtype; t == dns.TypeA || t == dns.TypeAAAA {
 				return h.cfg.addressTTL
 			}
-			return records.TTL
+			return served.TTL
 		}
 		return rr.Header().Ttl
 	}

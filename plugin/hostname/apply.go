@@ -9,7 +9,6 @@ import (
 	"time"
 
 	clog "github.com/coredns/coredns/plugin/pkg/log"
-	"github.com/hostmint/hostmint/records"
 	"github.com/hostmint/hostmint/served"
 	"github.com/hostmint/hostmint/storage"
 	"github.com/miekg/dns"
@@ -138,7 +137,7 @@ func (ix *Index) Apply(ctx context.Context, q storage.Queries, cs []storage.Chan
 		// A registration's name may have been in no zone until now (its
 		// domain made after it, a node's first start): every one served
 		// is placed again.
-		since := time.Now().Add(-records.ChallengeLife).UnixMilli()
+		since := time.Now().Add(-served.ChallengeLife).UnixMilli()
 		if err := q.ScanServedRegistrations(ctx, since, func(r *storage.Registration) error {
 			regs = append(regs, r.ID)
 			return nil

@@ -62,7 +62,7 @@ type node struct {
 	owner   uint64 // holder(the hostname's id)
 	addrs   addrList
 	expires int64               // Unix ms; 0: never
-	rrsets  map[uint16][]dns.RR // owner lowercase FQDN, TTL records.TTL
+	rrsets  map[uint16][]dns.RR // owner lowercase FQDN, TTL served.TTL
 	host    bool                // the hostname's own name
 	// gone: its expiry had passed when this version was built, so no
 	// secondary holds it (the change that built it was an IXFR that

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/coredns/coredns/plugin"
-	"github.com/hostmint/hostmint/dnsupdate"
+	"github.com/hostmint/hostmint/app"
 	"github.com/miekg/dns"
 )
 
@@ -36,8 +36,8 @@ const keyGateName = "hostname_tsig"
 // maxFudge caps the time window of a signed message, in seconds (RFC 8945
 // 5.2.3 leaves it to the server): a client's fudge of 65535 does not
 // stretch it to 18 hours. It is the window the UPDATE door remembers MACs
-// for (dnsupdate.MaxFudge), so no message it accepts is one it forgot.
-const maxFudge = uint64(dnsupdate.MaxFudge / time.Second)
+// for (app.TSIGWindow), so no message it accepts is one it forgot.
+const maxFudge = uint64(app.TSIGWindow / time.Second)
 
 type keyGate struct {
 	h    *Handler

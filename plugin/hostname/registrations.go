@@ -6,14 +6,13 @@ import (
 	"slices"
 
 	clog "github.com/coredns/coredns/plugin/pkg/log"
-	"github.com/hostmint/hostmint/records"
 	"github.com/hostmint/hostmint/served"
 	"github.com/hostmint/hostmint/storage"
 	"github.com/miekg/dns"
 )
 
 // acme-dns registrations for any domain: each serves its two newest values
-// as TXT at its own name, <uuid>.<acme_dns_domain>, for records.ChallengeLife
+// as TXT at its own name, <uuid>.<acme_dns_domain>, for served.ChallengeLife
 // after the newest was written, like a hostname's challenge values.
 
 // withoutRegistrationNames drops from a hostname's nodes those at or below
@@ -50,7 +49,7 @@ func (ix *Index) servesRegistration(name string) bool {
 func (ix *Index) loadRegistrations(ctx context.Context, q storage.Queries, zs zoneSet, loaded int64) (map[string]string, []regDue, error) {
 	names := map[string]string{}
 	var due []regDue
-	since := loaded - records.ChallengeLife.Milliseconds()
+	since := loaded - served.ChallengeLife.Milliseconds()
 	err := q.ScanServedRegistrations(ctx, since, func(r *storage.Registration) error {
 		name := dns.Fqdn(r.Name)
 		if !ix.servesRegistration(name) {

@@ -12,7 +12,6 @@ import (
 	"github.com/coredns/coredns/plugin"
 	clog "github.com/coredns/coredns/plugin/pkg/log"
 	"github.com/hostmint/hostmint/app"
-	"github.com/hostmint/hostmint/dnsupdate"
 	"github.com/hostmint/hostmint/domains"
 	"github.com/hostmint/hostmint/plugin/hostname/udpbatch"
 	"github.com/hostmint/hostmint/storage"
@@ -191,13 +190,16 @@ type updateNode interface {
 func startNode(cfg app.Config, newIndex app.NewIndex) (Node, Updater, error) {
 	if cfg.ReadOnly {
 		n, err := app.StartReadOnly(cfg, newIndex)
-		return n, dnsupdate.ReadOnly{}, err
+		if err != nil {
+			return nil, nil, err
+		}
+		return n, n.UpdateDoor(), nil
 	}
 	a, err := app.Start(cfg, newIndex)
 	if err != nil {
 		return nil, nil, err
 	}
-	return a, a.Updater(), nil
+	return a, a.UpdateDoor(), nil
 }
 
 // start starts the node (or joins the one already running on the same

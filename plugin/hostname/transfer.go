@@ -4,7 +4,6 @@ import (
 	"errors"
 
 	"github.com/coredns/coredns/plugin/transfer"
-	"github.com/hostmint/hostmint/records"
 	"github.com/hostmint/hostmint/served"
 	"github.com/miekg/dns"
 )
@@ -151,7 +150,7 @@ func (h *Handler) axfr(z *zone, chunks [][]named, serial uint32, ch chan<- []dns
 		}
 	}
 	send(h.nsRRs(z.name)...)
-	send(served.Rewrite(z.caa, z.name, records.TTL)...)
+	send(served.Rewrite(z.caa, z.name, served.TTL)...)
 	for n := range h.static {
 		if zz := h.index.zoneOf(n); zz != nil && zz.name == z.name {
 			send(addrRRs(n, dns.TypeA, h.static[n], ttlNS)...)
@@ -192,10 +191,10 @@ func (h *Handler) nodeRRsAll(z *zone, name string, n *node) []dns.RR {
 	rrs = append(rrs, addrRRs(name, dns.TypeA, n.addrs, h.cfg.addressTTL)...)
 	rrs = append(rrs, addrRRs(name, dns.TypeAAAA, n.addrs, h.cfg.addressTTL)...)
 	for _, set := range n.rrsets {
-		rrs = append(rrs, served.Rewrite(set, name, records.TTL)...)
+		rrs = append(rrs, served.Rewrite(set, name, served.TTL)...)
 	}
 	if p := served.PolicyAt(n.host, n.rrsets, z.caa); p != nil {
-		rrs = append(rrs, served.Rewrite(p, name, records.TTL)...)
+		rrs = append(rrs, served.Rewrite(p, name, served.TTL)...)
 	}
 	return rrs
 }

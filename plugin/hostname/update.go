@@ -10,7 +10,6 @@ import (
 	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/coredns/coredns/plugin/tsig"
 	"github.com/hostmint/hostmint/app"
-	"github.com/hostmint/hostmint/dnsupdate"
 	"github.com/miekg/dns"
 )
 
@@ -18,7 +17,7 @@ import (
 // signature the server has verified; the application gives it, as
 // k8s_external is given its backend.
 type Updater interface {
-	Update(ctx context.Context, sig *dns.TSIG, addr string, r *dns.Msg) (dnsupdate.Answer, error)
+	Update(ctx context.Context, sig *dns.TSIG, addr string, r *dns.Msg) (rcode int, ede *dns.EDNS0_EDE, err error)
 }
 
 // TSIG for UPDATE: the keys are the store's, and CoreDNS's server verifies
@@ -207,41 +206,42 @@ func (h *Handler) keyNode() updateNode {
 // serveUpdate answers an UPDATE message.
 func (h *Handler) serveUpdate(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
 	if h.updater == nil {
-		return h.writeUpdate(w, r, nil, dnsupdate.Answer{Rcode: dns.RcodeNotImplemented})
+		return h.writeUpdate(w, r, nil, dns.RcodeNotImplemented, nil)
 	}
 	// The key gate let the signature through (its key may sign now);
 	// the tsig plugin, when there is one, verified it and signs the answer.
 	sig := signatureOf(ctx)
 	if sig == nil {
-		return h.writeUpdate(w, r, nil, dnsupdate.Answer{Rcode: dns.RcodeRefused, EDE: &dns.EDNS0_EDE{
-			InfoCode: dns.ExtendedErrorCodeProhibited, ExtraText: "UPDATE must be signed with a TSIG key this service issued"}})
+		return h.writeUpdate(w, r, nil, dns.RcodeRefused, &dns.EDNS0_EDE{
+			InfoCode: dns.ExtendedErrorCodeProhibited, ExtraText: "UPDATE must be signed with a TSIG key this service issued"})
 	}
 	t := sig
 	if _, verified := tsig.ValidatedKeyName(ctx); verified {
 		t = nil
 	}
-	ans, err := h.updater.Update(ctx, sig, w.RemoteAddr().String(), r)
+	rcode, ede, err := h.updater.Update(ctx, sig, w.RemoteAddr().String(), r)
 	if err != nil {
 		tsigRefused.WithLabelValues("key").Inc()
 		return writeTSIGError(w, r, sig, dns.ErrSecret)
 	}
-	return h.writeUpdate(w, r, t, ans)
+	return h.writeUpdate(w, r, t, rcode, ede)
 }
 
-// writeUpdate answers r with a; signed with t's key when t is set.
-func (h *Handler) writeUpdate(w dns.ResponseWriter, r *dns.Msg, t *dns.TSIG, a dnsupdate.Answer) (int, error) {
+// writeUpdate answers r with rcode and, when r has EDNS, ede (nil: none);
+// signed with t's key when t is set.
+func (h *Handler) writeUpdate(w dns.ResponseWriter, r *dns.Msg, t *dns.TSIG, rcode int, ede *dns.EDNS0_EDE) (int, error) {
 	m := new(dns.Msg)
-	m.SetRcode(r, a.Rcode)
+	m.SetRcode(r, rcode)
 	if o := r.IsEdns0(); o != nil {
 		m.SetEdns0(maxUDPSize, o.Do())
-		if a.EDE != nil {
+		if ede != nil {
 			opt := m.IsEdns0()
-			opt.Option = append(opt.Option, a.EDE)
+			opt.Option = append(opt.Option, ede)
 		}
 	}
-	countUpdate(a.Rcode)
+	countUpdate(rcode)
 	if t != nil {
-		m.SetTsig(t.Hdr.Name, t.Algorithm, 300, time.Now().Unix())
+		m.SetTsig(t.Hdr.Name, t.Algorithm, uint16(maxFudge), time.Now().Unix())
 	}
 	w.WriteMsg(m)
 	return dns.RcodeSuccess, nil

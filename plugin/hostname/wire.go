@@ -8,7 +8,7 @@ import (
 	"github.com/coredns/coredns/plugin/metrics"
 	"github.com/coredns/coredns/plugin/pkg/cache"
 	"github.com/coredns/coredns/request"
-	"github.com/hostmint/hostmint/records"
+	"github.com/hostmint/hostmint/served"
 	"github.com/miekg/dns"
 )
 
@@ -174,7 +174,7 @@ func (h *Handler) wireUntil(n *node) int64 {
 	if n.expires == 0 {
 		return 0
 	}
-	until := n.expires - int64(max(h.cfg.addressTTL, records.TTL))*1000
+	until := n.expires - int64(max(h.cfg.addressTTL, served.TTL))*1000
 	if until <= time.Now().UnixMilli() {
 		return -1
 	}
