@@ -23,11 +23,6 @@ import (
 // comparisons' time, so that a short burst of real updates gets through.
 const bcryptWait = 500 * time.Millisecond
 
-// dummyHash is a bcrypt hash at acme-dns's cost (10) of a password nobody
-// knows (random, thrown away): compared against when there is no real
-// hash to compare, it takes the time a real one takes and never matches.
-const dummyHash = "$2a$10$uiaEufJj7pUnsos5PuezderbjOB43uVDxplpxuFCDFC9DI9T7UHX6"
-
 // bcryptGate bounds the comparisons a node makes at once.
 type bcryptGate struct {
 	slots chan struct{}

@@ -9,11 +9,16 @@ import (
 	"golang.org/x/crypto/bcrypt"
 )
 
-// The dummy hash costs what acme-dns's hashes cost, and matches nothing.
+// The dummy hash costs what acme-dns's hashes cost (less with the race
+// detector: bcrypt_cost_race.go), and matches nothing.
 func TestDummyHash(t *testing.T) {
 	t.Parallel()
-	if cost, err := bcrypt.Cost([]byte(dummyHash)); err != nil || cost != 10 {
-		t.Fatalf("dummyHash cost %d (%v), want acme-dns's 10", cost, err)
+	want := 10
+	if raceBuild {
+		want = 5
+	}
+	if cost, err := bcrypt.Cost([]byte(dummyHash)); err != nil || cost != want {
+		t.Fatalf("dummyHash cost %d (%v), want %d", cost, err, want)
 	}
 	for _, p := range []string{"", "password", dummyHash} {
 		if ok, err := newBcryptGate().compare(context.Background(), dummyHash, p); ok || err != nil {

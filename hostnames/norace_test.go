@@ -1,0 +1,5 @@
+//go:build !race
+
+package hostnames
+
+const raceBuild = false
