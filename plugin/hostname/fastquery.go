@@ -1,0 +1,86 @@
+package hostname
+
+import (
+	"encoding/binary"
+
+	"github.com/miekg/dns"
+)
+
+// query is what Answer needs of a query's bytes.
+type query struct {
+	nameLen     int // of the lowercase presentation name
+	wireLen     int // of the name on the wire
+	questionEnd int
+	qtype       uint16
+	flags       uint8 // wireFlags
+	size        int   // the client's UDP buffer
+}
+
+// parseQuery reads a plain query from q: one question of class IN whose
+// name is letters, digits, '-' and '_' (lowercased into name, dotted), and
+// at most an OPT of version 0 with no options, nothing else. false for
+// anything else: the full server reads it.
+func parseQuery(q []byte, name *[256]byte) (query, bool) {
+	var p query
+	// ID, QR clear and opcode QUERY, rcode 0; one question, no answers
+	// or authority, at most one additional record.
+	if len(q) < 17 || q[2]&0xf8 != 0 || q[3]&0x0f != 0 ||
+		binary.BigEndian.Uint16(q[4:]) != 1 || binary.BigEndian.Uint16(q[6:]) != 0 || binary.BigEndian.Uint16(q[8:]) != 0 {
+		return p, false
+	}
+	ar := binary.BigEndian.Uint16(q[10:])
+	off, n := 12, 0
+	for {
+		if off >= len(q) {
+			return p, false
+		}
+		l := int(q[off])
+		off++
+		if l == 0 {
+			break
+		}
+		if l > 63 || off+l > len(q) || n+l+1 > 254 {
+			return p, false // a pointer, or too long
+		}
+		for _, c := range q[off : off+l] {
+			switch {
+			case 'A' <= c && c <= 'Z':
+				c += 'a' - 'A'
+			case 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '-', c == '_':
+			default:
+				return p, false // escaped in presentation form
+			}
+			name[n] = c
+			n++
+		}
+		name[n] = '.'
+		n++
+		off += l
+	}
+	if n == 0 || off+4 > len(q) || binary.BigEndian.Uint16(q[off+2:]) != dns.ClassINET {
+		return p, false
+	}
+	p.nameLen, p.wireLen = n, off-12
+	p.qtype = binary.BigEndian.Uint16(q[off:])
+	off += 4
+	p.questionEnd, p.size = off, dns.MinMsgSize
+	switch {
+	case ar == 0 && off == len(q):
+		return p, true
+	case ar == 1 && off+11 == len(q):
+		// OPT: root owner, type 41, class the buffer size, TTL: the
+		// extended rcode (the answer clears it), version 0, DO and no
+		// other flag the answer would echo; no options.
+		if q[off] != 0 || binary.BigEndian.Uint16(q[off+1:]) != dns.TypeOPT || q[off+6] != 0 || q[off+7]&0x7f != 0 ||
+			binary.BigEndian.Uint16(q[off+9:]) != 0 {
+			return p, false
+		}
+		p.size = max(int(binary.BigEndian.Uint16(q[off+3:])), dns.MinMsgSize)
+		p.flags = wireEDNS
+		if q[off+7]&0x80 != 0 {
+			p.flags |= wireDO
+		}
+		return p, true
+	}
+	return p, false
+}
