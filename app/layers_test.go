@@ -147,7 +147,7 @@ func TestLayers(t *testing.T) {
 }
 
 // maxLines is the most lines a hand-written file holds: one longer holds
-// several ideas, and is split along them, one idea a file (STYLE.md).
+// several ideas, and is split along them, one idea a file.
 const maxLines = 400
 
 // longFiles are the files still allowed over maxLines, at the lines they
