@@ -172,7 +172,9 @@ func (s *Server) routeTable() []route {
 				"after the newest was written. 400 malformed body or value, or no subdomain; 401 invalid credentials (or a released, terminated " +
 				"or expired hostname); 403 subdomain not this credential's, hostname suspended, a registration's update from outside its allowfrom or for a name not below acme_dns_domain; 429 RATE_LIMITED with " +
 				"Retry-After past 30 updates a minute with one credential (the Corefile's `acme_update_per_minute`; refused " +
-				"calls do not count, and each credential of a hostname has its own allowance).",
+				"calls do not count, and each credential of a hostname has its own allowance), and for a minute from an address " +
+				"(an IPv6 /64) that failed authentication 10 times in it, whatever it sends; 503 with Retry-After when the node " +
+				"is busy checking other passwords (a refused credential costs a bcrypt comparison, whichever way it was refused).",
 			ok: 200, okSchema: "ChallengeValue", errors: []int{400, 401, 403, 429, 500, 503}, handle: s.acmeUpdate},
 		{method: "GET", path: "/api/acme/health", summary: "acme-dns health",
 			ok: 200, okSchema: "Health", errors: []int{503}, handle: s.acmeHealth},
@@ -183,7 +185,8 @@ func (s *Server) routeTable() []route {
 				"here), `subdomain` and `fulldomain` (`<subdomain>.<acme_dns_domain>`): point `_acme-challenge.<your name>` at " +
 				"`fulldomain` by CNAME and publish with POST /api/acme/update, whose values are served at `fulldomain`. 400 a " +
 				"malformed body or a network that is not CIDR; 429 RATE_LIMITED with Retry-After past 20 registrations an hour " +
-				"from one network (an IPv4 /24, an IPv6 /56), 200 from the /16 or /40 around it, or 2 000 in all. A registration " +
+				"from one network (an IPv4 /24, an IPv6 /56), 200 from the /16 or /40 around it, or 2 000 in all, the last 500 of " +
+				"which only for a /16 or /40 that has made fewer than 20 this hour. A registration " +
 				"not updated for 180 days is deleted. An `Idempotency-Key` header is ignored: with no credential a key would be " +
 				"anyone's, so every call registers anew and no answer (nor its password) is kept.",
 			ok: 201, okSchema: "Registration", errors: []int{400, 429, 500, 501, 503}, handle: s.acmeRegister},
