@@ -24,6 +24,7 @@ targets=(
 	"./plugin/hostname FuzzServeDNS"
 	"./plugin/hostname FuzzParseCorefile"
 	"./plugin/hostname FuzzFastAnswer"
+	"./plugin/hostname FuzzAnswersProjection"
 	"./adminapi FuzzRequestBody"
 	"./adminapi FuzzACMEUpdate"
 	"./addrclass FuzzParse"
