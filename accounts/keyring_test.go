@@ -24,16 +24,7 @@ func TestKeyring(t *testing.T) {
 		t.Run(string(d), func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			store := storagetest.Open(t, d)
-			k := make(seal.Key, 32)
-			rand.Read(k)
-			ring := accounts.NewKeyring(store, k)
-			svc := accounts.New(store, 2, nil).WithTSIG(k, ring)
-			name, plan := "team", "team"
-			a, err := svc.Create(ctx, accounts.Input{Name: &name, Plan: &plan})
-			if err != nil {
-				t.Fatal(err)
-			}
+			store, ring, svc, a := teamRing(t, d)
 			if err := ring.Load(ctx, store.Reader()); err != nil {
 				t.Fatal(err)
 			}
@@ -188,16 +179,7 @@ func TestCreateTSIGKeyRefusals(t *testing.T) {
 func TestTSIGKeyFollowsItsIssuer(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	store := storagetest.Open(t, storage.SQLite)
-	k := make(seal.Key, 32)
-	rand.Read(k)
-	ring := accounts.NewKeyring(store, k)
-	svc := accounts.New(store, 2, nil).WithTSIG(k, ring)
-	name, plan := "team", "team"
-	a, err := svc.Create(ctx, accounts.Input{Name: &name, Plan: &plan})
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, ring, svc, a := teamRing(t, storage.SQLite)
 	soon := time.Now().Add(time.Hour)
 	bearer, err := svc.CreateKey(ctx, a.ID, accounts.KeyInput{ExpiresAt: &soon})
 	if err != nil {
@@ -232,16 +214,7 @@ func TestTSIGKeyFollowsItsIssuer(t *testing.T) {
 // with a store key: the key's state, read from the ring (no SQL).
 func BenchmarkKeyringCheck(b *testing.B) {
 	ctx := context.Background()
-	store := storagetest.Open(b, storage.SQLite)
-	k := make(seal.Key, 32)
-	rand.Read(k)
-	ring := accounts.NewKeyring(store, k)
-	svc := accounts.New(store, 2, nil).WithTSIG(k, ring)
-	name, plan := "team", "team"
-	a, err := svc.Create(ctx, accounts.Input{Name: &name, Plan: &plan})
-	if err != nil {
-		b.Fatal(err)
-	}
+	store, ring, svc, a := teamRing(b, storage.SQLite)
 	nk, err := svc.CreateTSIGKey(ctx, a.ID, nil, accounts.TSIGInput{})
 	if err != nil {
 		b.Fatal(err)
@@ -257,4 +230,21 @@ func BenchmarkKeyringCheck(b *testing.B) {
 			}
 		}
 	})
+}
+
+// teamRing is a store of dialect d with a keyring that opens TSIG secrets,
+// the accounts service that issues them ([P2]), and one team account.
+func teamRing(tb testing.TB, d storage.Dialect) (*storage.Store, *accounts.Keyring, *accounts.Service, *storage.Account) {
+	tb.Helper()
+	store := storagetest.Open(tb, d)
+	k := make(seal.Key, 32)
+	rand.Read(k)
+	ring := accounts.NewKeyring(store, k)
+	svc := accounts.New(store, 2, nil).WithTSIG(k, ring)
+	name, plan := "team", "team"
+	a, err := svc.Create(context.Background(), accounts.Input{Name: &name, Plan: &plan})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return store, ring, svc, a
 }
