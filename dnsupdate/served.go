@@ -41,10 +41,10 @@ func (z *zoneState) servedAt(ctx context.Context, n *node) (rrsets, error) {
 	case z.u.ns.At(fqdn) != nil:
 		sets = z.u.ns.At(fqdn)
 	case n.host != nil && z.u.rules.Lifecycle.Served(n.host):
-		own, below := served.Hostname(n.host, n.recs, n.chals, nil)
+		own, below, ok := served.Hostname(n.host, n.recs, n.chals, nil)
 		at := below[fqdn]
-		if n.kind == kindHostname {
-			at = own
+		if n.kind == kindHostname && ok {
+			at = &own
 		}
 		if at == nil || !at.Live(time.Now().UnixMilli()) {
 			break

@@ -42,23 +42,24 @@ type Name struct {
 
 // Hostname is what h serves: its own name, and the names below it by
 // lowercase FQDN (its records' owners, the empty names between them and
-// the hostname, its DNS-01 name). own is nil when h serves nothing: not
+// the hostname, its DNS-01 name). ok is false when h serves nothing: not
 // live or pending, or no address. A record that cannot be decoded is left
-// out and handed to skip (nil: dropped).
-func Hostname(h *storage.Hostname, recs []storage.Record, chals []storage.Challenge, skip func(r *storage.Record, err error)) (own *Name, below map[string]*Name) {
+// out and handed to skip (nil: dropped). own is a value: the index makes
+// its own node of it, and a million names at a load allocate no more.
+func Hostname(h *storage.Hostname, recs []storage.Record, chals []storage.Challenge, skip func(r *storage.Record, err error)) (own Name, below map[string]*Name, ok bool) {
 	if !h.Active() {
-		return nil, nil
+		return Name{}, nil, false
 	}
 	addrs := h.ServedAddrs()
 	if len(addrs) == 0 {
-		return nil, nil
+		return Name{}, nil, false
 	}
-	own = &Name{Host: true, Addrs: addrs, Expires: h.ExpiresAt}
+	own = Name{Host: true, Addrs: addrs, Expires: h.ExpiresAt}
 	if len(recs) == 0 && len(chals) == 0 {
-		return own, nil
+		return own, nil, true
 	}
 	name := dns.Fqdn(h.Name)
-	names := map[string]*Name{name: own}
+	names := map[string]*Name{}
 	for i := range recs {
 		r := &recs[i]
 		owner := dns.Fqdn(r.Name)
@@ -69,15 +70,16 @@ func Hostname(h *storage.Hostname, recs []storage.Record, chals []storage.Challe
 			}
 			continue
 		}
+		if owner == name { // own's fields, not a pointer to it, which would move it to the heap
+			own.RRsets = withRR(own.RRsets, rr)
+			continue
+		}
 		n := names[owner]
 		if n == nil {
 			n = &Name{Expires: h.ExpiresAt}
 			names[owner] = n
 		}
-		if n.RRsets == nil {
-			n.RRsets = map[uint16][]dns.RR{}
-		}
-		n.RRsets[rr.Header().Rrtype] = append(n.RRsets[rr.Header().Rrtype], rr)
+		n.RRsets = withRR(n.RRsets, rr)
 		// Names between the record and the hostname exist, empty.
 		for p := parent(owner); p != name && dns.IsSubDomain(name, p); p = parent(p) {
 			if names[p] == nil {
@@ -88,8 +90,16 @@ func Hostname(h *storage.Hostname, recs []storage.Record, chals []storage.Challe
 	if c := challenge(h, chals); c != nil {
 		names[records.ChallengeLabel+"."+name] = c
 	}
-	delete(names, name)
-	return own, names
+	return own, names, true
+}
+
+// withRR is sets with rr added to its type's RRset.
+func withRR(sets map[uint16][]dns.RR, rr dns.RR) map[uint16][]dns.RR {
+	if sets == nil {
+		sets = map[uint16][]dns.RR{}
+	}
+	sets[rr.Header().Rrtype] = append(sets[rr.Header().Rrtype], rr)
+	return sets
 }
 
 func recordRR(r *storage.Record, owner string) (dns.RR, error) {

@@ -37,11 +37,11 @@ func TestHostname(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			own, below := Hostname(&tc.h, tc.recs, tc.chals, func(r *storage.Record, err error) { t.Errorf("record %s: %v", r.ID, err) })
-			if (own != nil) != tc.served {
-				t.Fatalf("served %v, want %v", own != nil, tc.served)
+			own, below, ok := Hostname(&tc.h, tc.recs, tc.chals, func(r *storage.Record, err error) { t.Errorf("record %s: %v", r.ID, err) })
+			if ok != tc.served {
+				t.Fatalf("served %v, want %v", ok, tc.served)
 			}
-			if own == nil {
+			if !ok {
 				return
 			}
 			var names []string

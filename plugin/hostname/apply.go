@@ -235,10 +235,8 @@ func (ix *Index) replace(zs zoneSet, h *storage.Hostname, own *node, below map[s
 
 // buildNodes are the index's nodes of what h serves (served.Hostname).
 func buildNodes(h *storage.Hostname, recs []storage.Record, chals []storage.Challenge) (own *node, below map[string]*node) {
-	o, names := served.Hostname(h, recs, chals, func(r *storage.Record, err error) {
-		clog.Warningf("record %s of %s cannot be served: %v", r.ID, h.Name, err)
-	})
-	if o == nil {
+	o, names, ok := served.Hostname(h, recs, chals, unservable)
+	if !ok {
 		return nil, nil
 	}
 	holds := holder(h.ID)
@@ -251,6 +249,12 @@ func buildNodes(h *storage.Hostname, recs []storage.Record, chals []storage.Chal
 		below[name] = &node{owner: holds, expires: n.Expires, rrsets: n.RRsets}
 	}
 	return own, below
+}
+
+// unservable logs a record that cannot be served (a plain function: a
+// closure per hostname would cost an allocation each, a million at a load).
+func unservable(r *storage.Record, err error) {
+	clog.Warningf("record %s at %s cannot be served: %v", r.ID, r.Name, err)
 }
 
 // settle marks the nodes whose expiry has passed at now as gone. An idle

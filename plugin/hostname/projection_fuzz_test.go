@@ -197,11 +197,11 @@ func (c pjContent) project(h *Handler, now int64) *projection {
 		policy: served.Policy(&storage.Domain{Name: strings.TrimSuffix(pjApex, "."), CAA: c.policy})}
 	p.apex = served.Apex(pjApex, p.ns, h.cfg.app.SOA, h.index.serial.Load(), p.policy)
 	for _, r := range c.rows {
-		own, below := served.Hostname(r.h, r.recs, r.chals, nil)
-		if own == nil {
+		own, below, ok := served.Hostname(r.h, r.recs, r.chals, nil)
+		if !ok {
 			continue
 		}
-		p.names[dns.Fqdn(r.h.Name)] = own
+		p.names[dns.Fqdn(r.h.Name)] = &own
 		for name, n := range below {
 			p.names[name] = n
 		}
