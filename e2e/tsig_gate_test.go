@@ -231,24 +231,46 @@ func TestTSIGKeyState(t *testing.T) {
 // the BADTIME answer to a query with EDNS is well formed: its OPT before
 // the TSIG, signed over the client's time with the server's in Other Data.
 func TestTSIGWindow(t *testing.T) {
-	s := start(t, gateOptions(t))
+	for _, block := range []bool{true, false} {
+		t.Run(fmt.Sprintf("tsig block %v", block), func(t *testing.T) {
+			o := gateOptions(t)
+			if !block {
+				o.block = nil
+			}
+			testTSIGWindow(t, start(t, o))
+		})
+	}
+}
+
+func testTSIGWindow(t *testing.T, s *server) {
 	acct, _ := s.team(t, "w.example.net")
 	k := s.tsig("/api/admin/accounts/"+acct+"/tsig-keys", s.admin, nil)
 	ahead := time.Now().Add(3000 * time.Second)
-	for _, tc := range []struct {
-		name string
-		m    *dns.Msg
-	}{
-		{"UPDATE", updateMsg("w.example.net", "f.w.example.net. 60 IN A 198.41.0.9")},
-		{"query", soaQuery("w.example.net")},
-		{"query with EDNS", soaQuery("w.example.net").SetEdns0(1232, true)},
-		{"UPDATE with EDNS", updateMsg("w.example.net", "g.w.example.net. 60 IN A 198.41.0.9").SetEdns0(1232, false)},
-	} {
-		edns := tc.m.IsEdns0() != nil
-		r, raw, mac := signedAsk(t, s.dnsAddr, tc.m, k, dns.HmacSHA256, ahead, 65535)
+	// A fudge of 65535 is held to 300 s; with 300 the client's own window
+	// refuses it (the BADTIME that went out malformed before).
+	type window struct {
+		name  string
+		m     func() *dns.Msg
+		fudge uint16
+	}
+	var cases []window
+	for _, fudge := range []uint16{65535, 300} {
+		cases = append(cases,
+			window{"UPDATE", func() *dns.Msg { return updateMsg("w.example.net", "f.w.example.net. 60 IN A 198.41.0.9") }, fudge},
+			window{"query", func() *dns.Msg { return soaQuery("w.example.net") }, fudge},
+			window{"query with EDNS", func() *dns.Msg { return soaQuery("w.example.net").SetEdns0(1232, true) }, fudge},
+			window{"UPDATE with EDNS", func() *dns.Msg {
+				return updateMsg("w.example.net", "g.w.example.net. 60 IN A 198.41.0.9").SetEdns0(1232, false)
+			}, fudge})
+	}
+	for _, tc := range cases {
+		m := tc.m()
+		edns := m.IsEdns0() != nil
+		tc.name = fmt.Sprintf("%s, fudge %d", tc.name, tc.fudge)
+		r, raw, mac := signedAsk(t, s.dnsAddr, m, k, dns.HmacSHA256, ahead, tc.fudge)
 		rt := r.IsTsig()
 		if rt == nil || r.Rcode != dns.RcodeNotAuth || rt.Error != dns.RcodeBadTime {
-			t.Errorf("%s, 3000 s ahead with fudge 65535: %s, want NOTAUTH/BADTIME", tc.name, tsigError(r))
+			t.Errorf("%s, 3000 s ahead: %s, want NOTAUTH/BADTIME", tc.name, tsigError(r))
 			continue
 		}
 		if rt.MACSize == 0 || rt.OtherLen != 6 || rt.TimeSigned != uint64(ahead.Unix()) {
