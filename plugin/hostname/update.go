@@ -181,8 +181,8 @@ func (h *Handler) watchKeys(n updateNode) {
 }
 
 // unverified reports whether keys holds a key (or a secret) that baked,
-// what the servers verify, does not. Keys only dropped are not: they are
-// refused without a reload (holds).
+// what the servers verify, does not. Keys only dropped are not: the key
+// gate (keygate.go) and the UPDATE door refuse them without a reload.
 func unverified(keys, baked map[string]string) bool {
 	for name, secret := range keys {
 		if b, ok := baked[name]; !ok || b != secret {
@@ -208,8 +208,9 @@ func (h *Handler) serveUpdate(ctx context.Context, w dns.ResponseWriter, r *dns.
 	if h.updater == nil {
 		return h.writeUpdate(w, r, nil, dns.RcodeNotImplemented, nil)
 	}
-	// The key gate let the signature through (its key may sign now);
-	// the tsig plugin, when there is one, verified it and signs the answer.
+	// The key gate let the signature through (its MAC and time; the door
+	// judges the key itself); the tsig plugin, when there is one, verified
+	// it too and signs the answer.
 	sig := signatureOf(ctx)
 	if sig == nil {
 		return h.writeUpdate(w, r, nil, dns.RcodeRefused, &dns.EDNS0_EDE{
