@@ -45,16 +45,7 @@ func addFuzzRecords(tb testing.TB, h *Handler) {
 	z.caa = []dns.RR{policy}
 	host := &storage.Hostname{ID: "hn_rec", Name: "rec.example.org", Status: storage.StatusLive, Addrs: "192.0.2.30,2001:db8::30"}
 	var recs []storage.Record
-	for i, r := range fuzzRecords {
-		var in records.Input
-		if err := json.Unmarshal([]byte(r.body), &in); err != nil {
-			tb.Fatal(err)
-		}
-		in.Name = &r.name
-		rec, err := records.Parse(in, true)
-		if err != nil {
-			tb.Fatalf("%s: %v", r.body, err)
-		}
+	for i, rec := range parsedFuzzRecords(tb) {
 		data, err := json.Marshal(rec.Data)
 		if err != nil {
 			tb.Fatal(err)
@@ -65,6 +56,25 @@ func addFuzzRecords(tb testing.TB, h *Handler) {
 	chals := []storage.Challenge{{HostnameID: host.ID, Value: strings.Repeat("K", 43), CreatedAt: time.Now().UnixMilli()}}
 	own, below := buildNodes(host, recs, chals)
 	h.index.replace(*h.index.zones.Load(), host, own, below)
+}
+
+// parsedFuzzRecords are fuzzRecords as the records API takes them.
+func parsedFuzzRecords(tb testing.TB) []*records.Record {
+	tb.Helper()
+	var out []*records.Record
+	for _, r := range fuzzRecords {
+		var in records.Input
+		if err := json.Unmarshal([]byte(r.body), &in); err != nil {
+			tb.Fatal(err)
+		}
+		in.Name = &r.name
+		rec, err := records.Parse(in, true)
+		if err != nil {
+			tb.Fatalf("%s: %v", r.body, err)
+		}
+		out = append(out, rec)
+	}
+	return out
 }
 
 // fuzzQuery packs a query for name and type, changed by opts.

@@ -44,16 +44,7 @@ type pjData struct {
 
 func pjDatas(tb testing.TB) []pjData {
 	var out []pjData
-	for _, r := range fuzzRecords {
-		var in records.Input
-		if err := json.Unmarshal([]byte(r.body), &in); err != nil {
-			tb.Fatal(err)
-		}
-		in.Name = &r.name
-		rec, err := records.Parse(in, true)
-		if err != nil {
-			tb.Fatalf("%s: %v", r.body, err)
-		}
+	for _, rec := range parsedFuzzRecords(tb) {
 		out = append(out, pjData{typ: rec.Type, data: rec.Data})
 		for v := range 4 {
 			b, _ := json.Marshal(pjVary(rec.Type, rec.Data, v))
