@@ -326,13 +326,7 @@ func TestACMEDNSImportedGuesses(t *testing.T) {
 	for _, d := range storagetest.Dialects {
 		t.Run(string(d), func(t *testing.T) {
 			t.Parallel()
-			src := storagetest.DSN(t, d)
-			db := openSQL(t, d, src)
-			for _, stmt := range acmeDNSSchema(d) {
-				if _, err := db.Exec(stmt); err != nil {
-					t.Fatalf("%s: %v", stmt, err)
-				}
-			}
+			src, db := acmeDNSStore(t, d)
 			for _, r := range [][3]string{{userA, passA, subA}, {userB, passB, subB}} {
 				h, err := bcrypt.GenerateFromPassword([]byte(r[1]), abuseHashCost)
 				if err != nil {

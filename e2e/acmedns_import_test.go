@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"database/sql"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,6 +13,20 @@ import (
 	"github.com/miekg/dns"
 	"golang.org/x/crypto/bcrypt"
 )
+
+// acmeDNSStore is a new database of dialect d holding acme-dns's schema,
+// as an acme-dns server creates it: its DSN, and the database opened.
+func acmeDNSStore(t *testing.T, d storage.Dialect) (string, *sql.DB) {
+	t.Helper()
+	dsn := storagetest.DSN(t, d)
+	db := openSQL(t, d, dsn)
+	for _, stmt := range acmeDNSSchema(d) {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	return dsn, db
+}
 
 // acmeDNSSchema is acme-dns's own (db_version 1), as it creates it.
 func acmeDNSSchema(d storage.Dialect) []string {
@@ -37,13 +52,7 @@ func TestMigrateFromACMEDNS(t *testing.T) {
 	for _, d := range []storage.Dialect{storage.SQLite, storage.Postgres} {
 		t.Run(string(d), func(t *testing.T) {
 			t.Parallel()
-			src := storagetest.DSN(t, d)
-			db := openSQL(t, d, src)
-			for _, stmt := range acmeDNSSchema(d) {
-				if _, err := db.Exec(stmt); err != nil {
-					t.Fatalf("%s: %v", stmt, err)
-				}
-			}
+			src, db := acmeDNSStore(t, d)
 			const (
 				userA, subA = "8d4b7a3e-57a5-4a36-9d44-6c1f54b6bd01", "0c7f4b3a-2f0e-4c5b-8b8b-6a1e3a9d2c11"
 				userB, subB = "a2c3e4f5-6b7c-4d8e-9f0a-1b2c3d4e5f60", "f1e2d3c4-b5a6-4978-8a9b-0c1d2e3f4a5b"
@@ -116,13 +125,7 @@ func TestMigrateFromACMEDNS(t *testing.T) {
 
 			// Registrations imported under another domain than the Corefile's
 			// acme_dns_domain are refused, and never answered.
-			other := storagetest.DSN(t, d)
-			odb := openSQL(t, d, other)
-			for _, stmt := range acmeDNSSchema(d) {
-				if _, err := odb.Exec(stmt); err != nil {
-					t.Fatal(err)
-				}
-			}
+			other, odb := acmeDNSStore(t, d)
 			const userC, subC, passC = "c3d4e5f6-0718-4293-a4b5-c6d7e8f90a1b", "9a8b7c6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d", "Xd3Lg_9RqOoS5tUv7wYz1aAb2Cc4Dd6Ee8Ff0Gg1"
 			if _, err := odb.Exec(rebind(d, "INSERT INTO records (Username, Password, Subdomain, AllowFrom) VALUES (?, ?, ?, '[]')"), userC, hash(t, passC), subC); err != nil {
 				t.Fatal(err)
