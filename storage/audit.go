@@ -202,6 +202,27 @@ func (s *Store) PurgeAudit(ctx context.Context, cutoff int64) (int64, error) {
 	})
 }
 
+// purgeBefore deletes model's rows whose column (an indexed Unix ms time)
+// is before cutoff, oldest first, about purgeBatch a transaction, and
+// returns how many it deleted. A batch ends at the column's value in its
+// last row (a few more of the same millisecond go with it): a range of the
+// index, on both databases, where a list of the rows would not be.
+func (s *Store) purgeBefore(ctx context.Context, model any, column string, cutoff int64) (int64, error) {
+	return s.purge(ctx, func(ctx context.Context, tx *Tx) (sql.Result, error) {
+		upto := cutoff - 1
+		var last []int64
+		err := tx.tx.NewSelect().Model(model).Column(column).Where("? < ?", bun.Ident(column), cutoff).
+			OrderExpr("?", bun.Ident(column)).Offset(purgeBatch-1).Limit(1).Scan(ctx, &last)
+		if err != nil {
+			return nil, err
+		}
+		if len(last) == 1 {
+			upto = last[0]
+		}
+		return tx.tx.NewDelete().Model(model).Where("? <= ?", bun.Ident(column), upto).Exec(ctx)
+	})
+}
+
 // purge runs batch, which deletes up to about purgeBatch rows, in one
 // transaction after another until a batch deletes fewer, and returns how
 // many rows they deleted.

@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"database/sql"
 
 	"github.com/uptrace/bun"
 )
@@ -53,20 +52,5 @@ func (q Queries) KeepAnswer(ctx context.Context, k *IdempotencyKey) error {
 // oldest first, about purgeBatch a transaction found through the index on
 // created_at, and returns how many it deleted.
 func (s *Store) PurgeIdempotencyKeys(ctx context.Context, cutoff int64) (int64, error) {
-	return s.purge(ctx, func(ctx context.Context, tx *Tx) (sql.Result, error) {
-		// The batch ends at the created_at of its last row (a few more
-		// made in the same millisecond go with it): a range of the index,
-		// on both databases, where a list of the keys would not be.
-		upto := cutoff - 1
-		var last []int64
-		err := tx.tx.NewSelect().Model((*IdempotencyKey)(nil)).Column("created_at").Where("created_at < ?", cutoff).
-			OrderExpr("created_at").Offset(purgeBatch-1).Limit(1).Scan(ctx, &last)
-		if err != nil {
-			return nil, err
-		}
-		if len(last) == 1 {
-			upto = last[0]
-		}
-		return tx.tx.NewDelete().Model((*IdempotencyKey)(nil)).Where("created_at <= ?", upto).Exec(ctx)
-	})
+	return s.purgeBefore(ctx, (*IdempotencyKey)(nil), "created_at", cutoff)
 }

@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"strings"
 
@@ -66,21 +65,7 @@ func (s *Store) RecordMAC(ctx context.Context, m *SeenMAC) (bool, error) {
 // ms), about purgeBatch a transaction found through the index on
 // expires_at, and returns how many it deleted.
 func (s *Store) PurgeSeenMACs(ctx context.Context, now int64) (int64, error) {
-	return s.purge(ctx, func(ctx context.Context, tx *Tx) (sql.Result, error) {
-		// The batch ends at the expires_at of its last row, a range of the
-		// index on both databases (as PurgeIdempotencyKeys' does).
-		upto := now - 1
-		var last []int64
-		err := tx.tx.NewSelect().Model((*SeenMAC)(nil)).Column("expires_at").Where("expires_at < ?", now).
-			OrderExpr("expires_at").Offset(purgeBatch-1).Limit(1).Scan(ctx, &last)
-		if err != nil {
-			return nil, err
-		}
-		if len(last) == 1 {
-			upto = last[0]
-		}
-		return tx.tx.NewDelete().Model((*SeenMAC)(nil)).Where("expires_at <= ?", upto).Exec(ctx)
-	})
+	return s.purgeBefore(ctx, (*SeenMAC)(nil), "expires_at", now)
 }
 
 // isSeenMAC reports whether err is the seen_macs key refusing a MAC.
