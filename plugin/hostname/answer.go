@@ -1,10 +1,10 @@
 package hostname
 
 import (
+	"github.com/hostmint/hostmint/plugin/hostname/sign"
 	"strings"
 	"time"
 
-	"github.com/coredns/coredns/request"
 	"github.com/hostmint/hostmint/served"
 	"github.com/miekg/dns"
 )
@@ -26,27 +26,59 @@ type reply struct {
 	capped  bool     // TTLs were shortened to the hostname's expiry
 }
 
-// answer fills m for a question inside zone z.
-func (h *Handler) answer(m *dns.Msg, z *zone, state request.Request) {
-	qname, qtype := state.Name(), state.QType()
-	now := time.Now()
-	r := &reply{m: m, z: z, owner: state.QName()}
-	h.fill(r, qname, qtype, now)
+// answer fills m, the answer to qtype at name in z, writing name as owner
+// (the question's, in the case the answerer packs it); do: the client asked
+// for DNSSEC records.
+func (h *Handler) answer(m *dns.Msg, z *zone, name, owner string, qtype uint16, do bool, now time.Time) {
+	var n *node
+	if name != z.name {
+		n = z.names.get(name)
+	}
+	if h.nxdomain(z, n, name, qtype, do, now) {
+		m.Ns = []dns.RR{h.soa(z, h.cfg.app.SOA.Minimum)}
+		m.Rcode = dns.RcodeNameError
+		return
+	}
+	r := &reply{m: m, z: z, owner: owner}
+	h.fill(r, name, qtype, now)
 	if z.signer != nil && (qtype == dns.TypeNSEC || qtype == dns.TypeRRSIG) {
 		// A signed zone holds an NSEC and RRSIGs at every name (a black
 		// lie's included): they are answered, never denied by an NSEC
 		// that lists them (RFC 4035 3.1.3.1).
-		h.dnssecRecords(r, qname, qtype, now)
+		h.dnssecRecords(r, name, qtype, now)
 	}
 	if len(m.Answer) == 0 {
 		m.Ns = []dns.RR{h.soa(z, h.cfg.app.SOA.Minimum)}
-		if r.missing {
-			m.Rcode = dns.RcodeNameError
-		}
 	}
-	if state.Do() && z.signer != nil {
+	if do && z.signer != nil {
 		h.sign(r, qtype, now)
 	}
+}
+
+// nxdomain reports whether the answer to qtype at name in z (whose node is
+// n, nil for none) is the zone's NXDOMAIN, the same for every missing
+// name: the name does not exist and nothing is signed (in a signed zone a
+// denial with DO is the name's own, and its NSEC and RRSIG are answered).
+func (h *Handler) nxdomain(z *zone, n *node, name string, qtype uint16, do bool, now time.Time) bool {
+	if z.signer != nil && (do || qtype == dns.TypeNSEC || qtype == dns.TypeRRSIG) {
+		return false
+	}
+	return h.missing(z, n, name, now)
+}
+
+// missing reports whether name, whose node in z is n, does not exist: no
+// live hostname or record holds it, it is no nameserver's name, nor a
+// name above one or above acme_dns_domain.
+func (h *Handler) missing(z *zone, n *node, name string, now time.Time) bool {
+	if name == z.name || h.static[name] != "" {
+		return false
+	}
+	if n != nil {
+		if _, live := n.ttl(0, now); live {
+			return false
+		}
+	}
+	return !h.aboveStatic(name) && !h.aboveRegistrations(name)
 }
 
 // fill answers qtype at qname into r: at the apex, at a nameserver's
@@ -77,7 +109,7 @@ func (h *Handler) dnssecRecords(r *reply, qname string, qtype uint16, now time.T
 		types = nil
 	}
 	r.missing = false
-	n := nsec(r.owner, types, h.cfg.app.SOA.Minimum)
+	n := sign.NSEC(r.owner, types, h.cfg.app.SOA.Minimum)
 	if qtype == dns.TypeNSEC {
 		r.positive([]dns.RR{n})
 		return
@@ -89,7 +121,7 @@ func (h *Handler) dnssecRecords(r *reply, qname string, qtype uint16, now time.T
 		sets = append(sets, one.m.Answer...)
 		r.capped = r.capped || one.capped
 	}
-	signed := r.z.signer.signSection(sets, h.fullTTL(r), now)
+	signed := r.z.signer.Section(sets, h.fullTTL(r), now)
 	r.positive(signed[len(sets):])
 }
 
@@ -104,7 +136,7 @@ func (h *Handler) name(r *reply, qname string, qtype uint16, now time.Time) {
 		r.capped = n.expires != 0
 	}
 	if !live {
-		r.missing = !h.aboveStatic(qname) && !h.aboveRegistrations(qname)
+		r.missing = h.missing(r.z, n, qname, now)
 		return
 	}
 	r.types = n.typeList()
@@ -192,7 +224,7 @@ func (h *Handler) apex(r *reply, qtype uint16) {
 	if z.signer != nil && (qtype == dns.TypeDNSKEY || qtype == dns.TypeCDNSKEY || qtype == dns.TypeCDS) {
 		// The key, and the same key as CDNSKEY and its DS as CDS (RFC 7344,
 		// RFC 8078): a parent that scans for them installs the DS itself.
-		k := *z.signer.dnskey
+		k := *z.signer.DNSKEY()
 		k.Hdr.Name, k.Hdr.Ttl = r.owner, ttlDNSKEY
 		switch qtype {
 		case dns.TypeDNSKEY:
@@ -219,11 +251,11 @@ func (h *Handler) sign(r *reply, qtype uint16, now time.Time) {
 		if r.missing {
 			types = nil
 		}
-		m.Ns = append(m.Ns, nsec(r.owner, types, h.cfg.app.SOA.Minimum))
+		m.Ns = append(m.Ns, sign.NSEC(r.owner, types, h.cfg.app.SOA.Minimum))
 	}
 	full := h.fullTTL(r)
-	m.Answer = s.signSection(m.Answer, full, now)
-	m.Ns = s.signSection(m.Ns, full, now)
+	m.Answer = s.Section(m.Answer, full, now)
+	m.Ns = s.Section(m.Ns, full, now)
 	// Additional data of another zone (a nameserver's address in another
 	// served domain) is not this zone's to sign (RFC 4035 5.3.1): it goes
 	// unsigned, as glue does.
@@ -235,7 +267,7 @@ func (h *Handler) sign(r *reply, qtype uint16, now time.Time) {
 			theirs = append(theirs, rr)
 		}
 	}
-	m.Extra = append(s.signSection(ours, full, now), theirs...)
+	m.Extra = append(s.Section(ours, full, now), theirs...)
 }
 
 // fullTTL is the TTL an RRset of r is signed with: a TTL shortened to an

@@ -3,6 +3,7 @@ package hostname
 import (
 	"context"
 	"errors"
+	"github.com/hostmint/hostmint/plugin/hostname/sign"
 	"maps"
 	"runtime/debug"
 	"slices"
@@ -319,7 +320,7 @@ func (ix *Index) loadZones(ctx context.Context, q storage.Queries, prev zoneSet,
 	return zs, nil
 }
 
-func (ix *Index) newSigner(d *storage.Domain) (*signer, error) {
+func (ix *Index) newSigner(d *storage.Domain) (*sign.Signer, error) {
 	if ix.signers == nil {
 		return nil, errors.New("no key opens DNSSEC keys (cert_encryption_key_file)")
 	}
@@ -327,5 +328,5 @@ func (ix *Index) newSigner(d *storage.Domain) (*signer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newSigner(dns.Fqdn(d.Name), s.DNSKEY, s.Key), nil
+	return sign.New(dns.Fqdn(d.Name), s.DNSKEY, s.Key), nil
 }

@@ -132,7 +132,13 @@ func (h *Handler) serveCatalog(w dns.ResponseWriter, r *dns.Msg, state request.R
 	if len(m.Answer) == 0 {
 		m.Ns = []dns.RR{h.catalogSOA(c)}
 	}
-	return h.write(w, r, state, m, kindCatalog, h.cfg.catalog)
+	var name [256]byte
+	q, client, ok := h.ask(w, r, state, &name)
+	if !ok {
+		return dns.RcodeFormatError, nil
+	}
+	b, _ := h.answers.respondMsg(nil, &q, m, kindCatalog, h.cfg.catalog, client)
+	return deliver(w, r, b)
 }
 
 // transferCatalog is the catalog's AXFR, or its SOA alone to a secondary

@@ -2,26 +2,18 @@ package hostname
 
 import (
 	"encoding/binary"
+	"unsafe"
 
 	"github.com/miekg/dns"
 )
 
-// query is what Answer needs of a query's bytes.
-type query struct {
-	nameLen     int // of the lowercase presentation name
-	wireLen     int // of the name on the wire
-	questionEnd int
-	qtype       uint16
-	flags       uint8 // wireFlags
-	size        int   // the client's UDP buffer
-}
-
 // parseQuery reads a plain query from q: one question of class IN whose
 // name is letters, digits, '-' and '_' (lowercased into name, dotted), and
 // at most an OPT of version 0 with no options, nothing else. false for
-// anything else: the full server reads it.
-func parseQuery(q []byte, name *[256]byte) (query, bool) {
-	var p query
+// anything else: the full server reads it. The ask's name is name's
+// bytes, its wire q's.
+func parseQuery(q []byte, name *[256]byte) (ask, bool) {
+	var p ask
 	// ID, QR clear and opcode QUERY, rcode 0; one question, no answers
 	// or authority, at most one additional record.
 	if len(q) < 17 || q[2]&0xf8 != 0 || q[3]&0x0f != 0 ||
@@ -60,25 +52,26 @@ func parseQuery(q []byte, name *[256]byte) (query, bool) {
 	if n == 0 || off+4 > len(q) || binary.BigEndian.Uint16(q[off+2:]) != dns.ClassINET {
 		return p, false
 	}
-	p.nameLen, p.wireLen = n, off-12
-	p.qtype = binary.BigEndian.Uint16(q[off:])
+	p.name, p.wire = unsafe.String(&name[0], n), q[12:off]
+	p.qtype, p.class = binary.BigEndian.Uint16(q[off:]), dns.ClassINET
+	p.id, p.rd, p.cd = binary.BigEndian.Uint16(q), q[2]&0x01 != 0, q[3]&0x10 != 0
 	off += 4
-	p.questionEnd, p.size = off, dns.MinMsgSize
+	p.limit = dns.MinMsgSize
 	switch {
 	case ar == 0 && off == len(q):
 		return p, true
 	case ar == 1 && off+11 == len(q):
 		// OPT: root owner, type 41, class the buffer size, TTL: the
-		// extended rcode (the answer clears it), version 0, DO and no
-		// other flag the answer would echo; no options.
-		if q[off] != 0 || binary.BigEndian.Uint16(q[off+1:]) != dns.TypeOPT || q[off+6] != 0 || q[off+7]&0x7f != 0 ||
+		// extended rcode (the answer clears it), version 0, DO (the
+		// answer's OPT has no other flag); no options.
+		if q[off] != 0 || binary.BigEndian.Uint16(q[off+1:]) != dns.TypeOPT || q[off+6] != 0 ||
 			binary.BigEndian.Uint16(q[off+9:]) != 0 {
 			return p, false
 		}
-		p.size = max(int(binary.BigEndian.Uint16(q[off+3:])), dns.MinMsgSize)
-		p.flags = wireEDNS
+		p.limit = min(max(int(binary.BigEndian.Uint16(q[off+3:])), dns.MinMsgSize), maxUDPSize)
+		p.flags = askEDNS
 		if q[off+7]&0x80 != 0 {
-			p.flags |= wireDO
+			p.flags |= askDO
 		}
 		return p, true
 	}

@@ -2,6 +2,7 @@ package hostname
 
 import (
 	"context"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -28,8 +29,8 @@ type fastUDP struct {
 	checked atomic.Bool
 
 	mu      sync.Mutex
-	seen    sync.Map // *dnsserver.Server -> struct{}: started, or never to be
-	servers map[string]*udpbatch.Server
+	seen    sync.Map                      // *dnsserver.Server -> struct{}: started, or never to be
+	servers map[string][]*udpbatch.Server // by the server's address
 	closed  bool
 }
 
@@ -95,21 +96,41 @@ func (h *Handler) startFast(ctx context.Context) {
 		log.Warningf("fast_udp: not on %s: this CoreDNS's server does not say which opcodes it accepts", addr)
 		return
 	}
-	s, err := udpbatch.Listen(udpbatch.Config{
-		Addr: addr, Sockets: f.sockets, Before: h.cfg.numSockets, Answer: &fastAnswerer{h: h, routes: serverRoutes(srv, h)},
+	addrs, alone, err := fastAddrs(addr, net.InterfaceAddrs)
+	if err != nil {
+		log.Warningf("fast_udp: not on %s: %v", addr, err)
+		return
+	}
+	cfg := udpbatch.Config{
+		Sockets: f.sockets, Before: max(h.cfg.numSockets, 1), Answer: &fastAnswerer{h: h, routes: serverRoutes(srv, h)},
 		Full: dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
 			// As CoreDNS's UDP server calls it.
 			ctx := context.WithValue(context.Background(), dnsserver.Key{}, srv)
 			srv.ServeDNS(context.WithValue(ctx, dnsserver.LoopKey{}, 0), w, r)
 		}),
 		TsigSecret: srv.TsigSecret, MsgAcceptFunc: acceptMessage(opcodes),
-	})
-	if err != nil {
-		log.Warningf("fast_udp: not on %s: %v", addr, err)
-		return
 	}
-	f.servers[addr] = s
-	log.Infof("fast_udp: %s answered from batches of datagrams", addr)
+	if alone {
+		cfg.Before = 0
+	}
+	var on []string
+	for _, a := range addrs {
+		cfg.Addr = a
+		s, err := udpbatch.Listen(cfg)
+		if err != nil {
+			log.Warningf("fast_udp: not on %s: %v", a, err)
+			continue
+		}
+		f.servers[addr] = append(f.servers[addr], s)
+		on = append(on, a)
+	}
+	switch {
+	case len(on) == 0:
+	case alone:
+		log.Infof("fast_udp: %s answered from batches of datagrams on %s", addr, strings.Join(on, ", "))
+	default:
+		log.Infof("fast_udp: %s answered from batches of datagrams", addr)
+	}
 }
 
 // serverRoutes are srv's zone keys, each true when the block srv gives its
@@ -136,10 +157,12 @@ func (h *Handler) stopFast() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.closed = true
-	for _, s := range f.servers {
-		s.Close()
+	for _, ss := range f.servers {
+		for _, s := range ss {
+			s.Close()
+		}
 	}
-	f.servers = map[string]*udpbatch.Server{}
+	f.servers = map[string][]*udpbatch.Server{}
 }
 
 // reopenFast lets the fast sockets open again with the next query, after a

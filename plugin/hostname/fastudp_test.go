@@ -12,7 +12,7 @@ var fastClient = netip.MustParseAddrPort("192.0.2.99:5353")
 
 // fastOf is h with fast_udp on, and its answerer on a server of routes.
 func fastOf(h *Handler, routes map[string]bool) *fastAnswerer {
-	h.fast, h.denials = &fastUDP{}, newDenialCache()
+	h.fast = &fastUDP{}
 	h.fast.checked.Store(true)
 	return &fastAnswerer{h: h, routes: routes}
 }
@@ -50,7 +50,7 @@ func TestFastAnswersAsServeDNS(t *testing.T) {
 		{name: "its case, RD", qname: "AbC.Example.ORG.", qtype: dns.TypeA, rd: true, fast: true},
 		{name: "EDNS, DO, CD", qname: "abc.example.org.", qtype: dns.TypeA, edns: true, do: true, cd: true, fast: true},
 		{name: "AAAA", qname: "v6.example.org.", qtype: dns.TypeAAAA, fast: true},
-		{name: "NODATA", qname: "v6.example.org.", qtype: dns.TypeA},
+		{name: "NODATA", qname: "v6.example.org.", qtype: dns.TypeA, fast: true},
 		{name: "missing", qname: "nope.example.org.", qtype: dns.TypeA, fast: true},
 		{name: "missing, EDNS and DO, RD", qname: "Nope.Example.net.", qtype: dns.TypeTXT, edns: true, do: true, rd: true, fast: true},
 		{name: "missing below a name", qname: "x.abc.example.org.", qtype: dns.TypeA, fast: true},
@@ -61,10 +61,10 @@ func TestFastAnswersAsServeDNS(t *testing.T) {
 		{name: "missing, ANY", qname: "nope.example.org.", qtype: dns.TypeANY},
 		{name: "a name, DS", qname: "abc.example.org.", qtype: dns.TypeDS},
 		{name: "a name, MAILB", qname: "abc.example.org.", qtype: dns.TypeMAILB},
-		{name: "expired", qname: "old.example.org.", qtype: dns.TypeA},
-		{name: "apex", qname: "example.org.", qtype: dns.TypeSOA},
-		{name: "nameserver", qname: "ns1.example.org.", qtype: dns.TypeA},
-		{name: "above a nameserver", qname: "example.org.", qtype: dns.TypeA},
+		{name: "expired", qname: "old.example.org.", qtype: dns.TypeA, fast: true},
+		{name: "apex", qname: "example.org.", qtype: dns.TypeSOA, fast: true},
+		{name: "nameserver", qname: "ns1.example.org.", qtype: dns.TypeA, fast: true},
+		{name: "above a nameserver", qname: "example.org.", qtype: dns.TypeA, fast: true},
 		{name: "outside", qname: "example.com.", qtype: dns.TypeA},
 		{name: "escaped", qname: `a\.b.example.org.`, qtype: dns.TypeA},
 	} {
@@ -125,7 +125,7 @@ func TestFastMissingRoutes(t *testing.T) {
 func TestFastRateLimited(t *testing.T) {
 	t.Parallel()
 	h := fixture(t)
-	h.rrl = newRRL(1, 0, 0, 2)
+	h.answers.rrl = newRRL(1, 0, 0, 2)
 	a := fastOf(h, map[string]bool{"example.org.": true})
 	q, raw := fastQuery(t, "abc.example.org.", dns.TypeA, false, false, true, false)
 	serve(h, q)
@@ -165,7 +165,7 @@ func TestFastSlipAsServeDNS(t *testing.T) {
 		for _, edns := range []bool{false, true} {
 			q, raw := fastQuery(t, qname, dns.TypeA, edns, edns, true, false)
 			slow, fast := fixture(t), fixture(t)
-			slow.rrl, fast.rrl = newRRL(1, 0, 0, 1), newRRL(1, 0, 0, 1)
+			slow.answers.rrl, fast.answers.rrl = newRRL(1, 0, 0, 1), newRRL(1, 0, 0, 1)
 			serve(slow, q)
 			a := fastOf(fast, map[string]bool{"example.org.": true})
 			serve(fast, q) // keeps the bytes, and spends the allowance
@@ -203,14 +203,15 @@ func TestParseQuery(t *testing.T) {
 		size  int
 	}{
 		{"plain", plain(func(*dns.Msg) {}), true, 0, 512},
-		{"EDNS", plain(func(m *dns.Msg) { m.SetEdns0(1400, false) }), true, wireEDNS, 1400},
-		{"EDNS, DO, small buffer", plain(func(m *dns.Msg) { m.SetEdns0(100, true) }), true, wireEDNS | wireDO, 512},
+		{"EDNS", plain(func(m *dns.Msg) { m.SetEdns0(1400, false) }), true, askEDNS, 1232},
+		{"EDNS, small", plain(func(m *dns.Msg) { m.SetEdns0(1000, false) }), true, askEDNS, 1000},
+		{"EDNS, DO, small buffer", plain(func(m *dns.Msg) { m.SetEdns0(100, true) }), true, askEDNS | askDO, 512},
 		{"EDNS option", plain(func(m *dns.Msg) {
 			m.SetEdns0(1232, false)
 			m.IsEdns0().Option = append(m.IsEdns0().Option, &dns.EDNS0_NSID{Code: dns.EDNS0NSID})
 		}), false, 0, 0},
 		{"EDNS version 1", optFlagsByte(plain(func(m *dns.Msg) { m.SetEdns0(1232, false) }), 6, 1), false, 0, 0},
-		{"EDNS flag other than DO", optFlagsByte(plain(func(m *dns.Msg) { m.SetEdns0(1232, false) }), 7, 0x40), false, 0, 0},
+		{"EDNS flag other than DO", optFlagsByte(plain(func(m *dns.Msg) { m.SetEdns0(1232, false) }), 7, 0x40), true, askEDNS, 1232},
 		{"response", plain(func(m *dns.Msg) { m.Response = true }), false, 0, 0},
 		{"NOTIFY", plain(func(m *dns.Msg) { m.Opcode = dns.OpcodeNotify }), false, 0, 0},
 		{"two questions", plain(func(m *dns.Msg) { m.Question = append(m.Question, m.Question[0]) }), false, 0, 0},
@@ -233,8 +234,9 @@ func TestParseQuery(t *testing.T) {
 		if !ok {
 			continue
 		}
-		if name := string(nb[:p.nameLen]); name != "host-1_x.example.org." || p.qtype != dns.TypeAAAA || p.flags != tc.flags || p.size != tc.size {
-			t.Errorf("%s: %q type %d flags %d size %d", tc.name, name, p.qtype, p.flags, p.size)
+		if p.name != "host-1_x.example.org." || p.qtype != dns.TypeAAAA || p.flags != tc.flags || p.limit != tc.size ||
+			!bytes.Equal(p.wire, tc.q[12:12+len(p.wire)]) || len(p.wire) != len(p.name)+1 {
+			t.Errorf("%s: %q (%x) type %d flags %d limit %d", tc.name, p.name, p.wire, p.qtype, p.flags, p.limit)
 		}
 	}
 }
@@ -279,7 +281,7 @@ func TestFastSigned(t *testing.T) {
 		{"unsigned answer", "h000001.example.org.", dns.TypeA, false, true},
 		{"denial, DO", "nope.example.org.", dns.TypeA, true, true},
 		{"denial, DO, another type", "nope.example.org.", dns.TypeTXT, true, true},
-		{"denial, DO, NSEC", "nope.example.org.", dns.TypeNSEC, true, false},
+		{"denial, DO, NSEC", "nope.example.org.", dns.TypeNSEC, true, true},
 		{"missing, no DO", "nope.example.org.", dns.TypeA, false, true},
 	} {
 		q, raw := fastQuery(t, tc.qname, tc.qtype, true, tc.do, false, false)
@@ -300,16 +302,21 @@ func TestFastSigned(t *testing.T) {
 			t.Errorf("%s: fast_udp sent\n%x\nServeDNS\n%x", tc.name, got, want)
 		}
 	}
-	// A denial is kept in the case it was asked: another case is the
-	// server's to answer first.
-	if _, raw := fastQuery(t, "NOPE.example.org.", dns.TypeA, true, true, false, false); a.answerOrNil(raw) != nil {
-		t.Error("a denial answered from bytes kept in another case")
+	// A denial is kept once for every case of the name: its NSEC's owner
+	// is the question's, as asked.
+	q, raw := fastQuery(t, "NOPE.example.org.", dns.TypeA, true, true, false, false)
+	got := a.answerOrNil(raw)
+	m := new(dns.Msg)
+	if err := m.Unpack(got); err != nil || len(m.Ns) < 2 || m.Ns[1].Header().Name != q.Question[0].Name {
+		t.Errorf("a denial in another case: %v (%v)", m, err)
 	}
-	// A change moves the serial: the kept denial is stale.
-	_, raw := fastQuery(t, "nope.example.org.", dns.TypeA, true, true, false, false)
+	// A change moves the serial: the kept denial is not used again.
+	before := h.answers.cache.denials.Len()
 	h.index.serial.Add(1)
-	if a.answerOrNil(raw) != nil {
-		t.Error("a denial answered from bytes of an older serial")
+	_, raw = fastQuery(t, "nope.example.org.", dns.TypeA, true, true, false, false)
+	a.answerOrNil(raw)
+	if e := kept(h, "nope.example.org.", dns.TypeA, true, true); e == nil || e.serial != h.index.serial.Load() {
+		t.Errorf("a denial answered from bytes of an older serial: %+v (%d kept, %d before)", e, h.answers.cache.denials.Len(), before)
 	}
 }
 

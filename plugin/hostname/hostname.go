@@ -6,6 +6,7 @@ package hostname
 import (
 	"context"
 	"net"
+	"net/netip"
 	"sync/atomic"
 
 	"github.com/coredns/coredns/plugin"
@@ -30,10 +31,8 @@ type Handler struct {
 	acmeDNS string               // acme_dns_domain, lowercase FQDN: it exists, holding nothing
 	ns      []string             // NS targets, FQDN
 	node    atomic.Pointer[Node] // set in OnStartup; the ready plugin asks from its own goroutine
-	rrl     *rrl                 // response_rate_limit; nil: none
-	wire    *wireCache           // names' answers, packed
+	answers *answerer            // every answer to a question in our zones
 	fast    *fastUDP             // fast_udp; nil: none
-	denials *denialCache         // signed denials, packed (fast_udp)
 	// tsigSecrets are the store's TSIG keys this server block verifies
 	// (dynamic_update); updater applies the UPDATE messages they sign.
 	tsigSecrets map[string]string
@@ -54,6 +53,14 @@ func (h *Handler) configured(qname string) bool {
 		}
 	}
 	return false
+}
+
+// inCatalog reports whether qname, whose most specific served zone is z
+// (nil: none), is the catalog's: its names are its own, unless a served
+// domain is more specific (or the same name: a domain is never hidden by
+// it).
+func (h *Handler) inCatalog(qname string, z *zone) bool {
+	return h.cfg.catalog != "" && dns.IsSubDomain(h.cfg.catalog, qname) && (z == nil || !dns.IsSubDomain(h.cfg.catalog, z.name))
 }
 
 // Name implements plugin.Handler.
@@ -83,9 +90,7 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 		countAnswer(dns.RcodeNotImplemented, qtypeOf(r), kindOutside)
 		return dns.RcodeNotImplemented, nil
 	}
-	// The catalog's names are its own, unless a served domain is more
-	// specific (or the same name: a domain is never hidden by it).
-	if h.cfg.catalog != "" && dns.IsSubDomain(h.cfg.catalog, qname) && (z == nil || !dns.IsSubDomain(h.cfg.catalog, z.name)) {
+	if h.inCatalog(qname, z) {
 		return h.serveCatalog(w, r, state)
 	}
 	if z == nil && !h.index.Loaded() && h.configured(qname) {
@@ -115,129 +120,62 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 		return h.refuse(w, r, state, dns.RcodeNotImplemented, z.kind, z.name)
 	}
 
-	// A name's answer from its packed bytes when it has them.
-	var n *node
-	if qname != z.name {
-		if n = z.names.get(qname); n != nil && h.serveWire(w, r, state, z, n, qname) {
-			return dns.RcodeSuccess, nil
-		}
+	var name [256]byte
+	q, client, ok := h.ask(w, r, state, &name)
+	if !ok {
+		return dns.RcodeFormatError, nil
 	}
-	m := new(dns.Msg)
-	m.SetReply(r)
-	m.Authoritative = true
-	h.answer(m, z, state)
-	rcode, err := h.write(w, r, state, m, z.kind, z.name)
-	if out, _ := rawWriter(w); out != nil { // bytes are only ever sent there
-		switch {
-		case n != nil:
-			h.keepWire(r, m, z, n, h.wireUntil(n))
-		case h.fast.on() && qname != z.name:
-			h.keepDenial(r, m, z)
-		}
-	}
-	return rcode, err
-}
-
-// write sends m, the answer to r from zone: sized for the client, rate
-// limited, counted, and signed when r was. It is packed once, here, and
-// sent as bytes where nothing between the server and this plugin needs
-// the message itself (rawWriter).
-func (h *Handler) write(w dns.ResponseWriter, r *dns.Msg, state request.Request, m *dns.Msg, kind, zone string) (int, error) {
-	size := state.Size()
-	if state.Proto() == "udp" {
-		size = min(size, maxUDPSize)
-	}
-	if state.SizeAndDo(m) {
-		// Our own buffer size, not an echo of the client's (RFC 6891
-		// 6.2.3), on a copy: SizeAndDo hands over the query's OPT.
-		for i, rr := range m.Extra {
-			if o, ok := rr.(*dns.OPT); ok {
-				c := *o
-				c.SetUDPSize(maxUDPSize)
-				m.Extra[i] = &c
-			}
-		}
-	}
-	out, rec := rawWriter(w)
-	var (
-		b   []byte
-		err error
-	)
-	if out != nil && r.IsTsig() == nil {
-		// Packed here once, and sent as these bytes.
+	if out, rec := rawWriter(w); out != nil && r.IsTsig() == nil {
 		bp := wireBufs.Get().(*[]byte)
 		defer wireBufs.Put(bp)
-		pack := func() { b, err = m.PackBuffer((*bp)[:cap(*bp)]) }
-		pack()
-		if err == nil && len(b) > size {
-			// Too big for the client: compressed, and if that is not
-			// enough, truncated (the client asks again over TCP).
-			m.Compress = true
-			if pack(); err == nil && len(b) > size {
-				m.Truncate(size)
-				pack()
-			}
+		b, rcode := h.answers.respond((*bp)[:0], &q, z, client)
+		if b != nil {
+			sendRaw(out, rec, b, rcode)
+			*bp = b
 		}
-	} else if m.Len() > size {
-		// Len counts escaped TXT and CAA text (\DDD) as written, not as sent:
-		// only a message that really does not fit is truncated.
-		if p, err := m.Pack(); err != nil || len(p) > size {
-			m.Truncate(size)
-		}
-	}
-	if h.rrl != nil && !h.allowed(w, r, m, state, zone) {
 		return dns.RcodeSuccess, nil
 	}
-	// Counted before it is sent: a client that has its answer finds it
-	// counted (a scrape right after an answer must see it).
-	countAnswer(m.Rcode, state.QType(), kind)
-	switch {
-	case b != nil && err == nil:
-		sendRaw(out, rec, b, m.Rcode)
-	default:
+	if m := h.answers.message(&q, r.Question[0].Name, z, client); m != nil {
 		signQuery(r, m)
 		w.WriteMsg(m)
 	}
 	return dns.RcodeSuccess, nil
 }
 
-// allowed applies response_rate_limit to m, an answer over UDP from zone:
-// false when it is not to be sent (dropped, or sent truncated and empty
-// instead).
-func (h *Handler) allowed(w dns.ResponseWriter, r, m *dns.Msg, state request.Request, zone string) bool {
-	return h.allowedRaw(w, r, m.Rcode, len(m.Answer) > 0, state.Name(), state.QType(), zone)
+// ask is r as the answerer reads it, and its client over UDP when a
+// response_rate_limit needs it (the source of a datagram may be forged).
+func (h *Handler) ask(w dns.ResponseWriter, r *dns.Msg, state request.Request, name *[256]byte) (ask, netip.Addr, bool) {
+	q, ok := askOf(r, state, name)
+	var client netip.Addr
+	if h.answers.rrl != nil {
+		if ua, ok := w.RemoteAddr().(*net.UDPAddr); ok {
+			client = ua.AddrPort().Addr()
+		}
+	}
+	return q, client, ok
 }
 
-// allowedRaw is allowed for an answer known by its rcode and whether it
-// has answer records.
-func (h *Handler) allowedRaw(w dns.ResponseWriter, r *dns.Msg, rcode int, answered bool, qname string, qt uint16, zone string) bool {
-	ua, ok := w.RemoteAddr().(*net.UDPAddr)
-	if !ok {
-		return true // TCP: the source is real
+// deliver sends w b, the answerer's answer to r: as bytes where nothing
+// between the server and this plugin reads messages (rawWriter) and r is
+// not signed; else as the message, signed when r was (the catalog's
+// answers, refusals). Nothing when b is nil (response_rate_limit dropped
+// it).
+func deliver(w dns.ResponseWriter, r *dns.Msg, b []byte) (int, error) {
+	if b == nil {
+		return dns.RcodeSuccess, nil
 	}
-	class, name, qtype := rrlError, "", uint16(0)
-	switch {
-	case rcode == dns.RcodeSuccess && answered:
-		class, name, qtype = rrlAnswer, qname, qt
-	case rcode == dns.RcodeSuccess, rcode == dns.RcodeNameError:
-		// NXDOMAIN, NODATA and a signed zone's denials (NOERROR with an
-		// NSEC of the name's own): by zone, so that random names or types
-		// share one allowance.
-		class, name = rrlNXDomain, zone
+	if out, rec := rawWriter(w); out != nil && r.IsTsig() == nil {
+		sendRaw(out, rec, b, int(b[3]&0x0f))
+		return dns.RcodeSuccess, nil
 	}
-	switch h.rrl.verdict(ua.AddrPort().Addr(), class, name, qtype) {
-	case rrlDrop:
-		rrlResponses[rrlDrop].Inc()
-		return false
-	case rrlSlip:
-		t := new(dns.Msg)
-		t.SetRcode(r, rcode)
-		t.Authoritative, t.Truncated = zone != "", true
-		w.WriteMsg(t)
-		rrlResponses[rrlSlip].Inc()
-		return false
+	m := new(dns.Msg)
+	if err := m.Unpack(b); err != nil {
+		return dns.RcodeServerFailure, err
 	}
-	return true
+	m.Compress = true // as it was fitted
+	signQuery(r, m)
+	w.WriteMsg(m)
+	return dns.RcodeSuccess, nil
 }
 
 // refuse answers r with rcode and nothing else (REFUSED for a name in no
@@ -245,20 +183,26 @@ func (h *Handler) allowedRaw(w dns.ResponseWriter, r *dns.Msg, rcode int, answer
 // through the limiter when there is one; never signed, as CoreDNS's own
 // refusals.
 func (h *Handler) refuse(w dns.ResponseWriter, r *dns.Msg, state request.Request, rcode int, kind, zone string) (int, error) {
-	if h.rrl == nil {
+	if h.answers.rrl == nil {
 		// CoreDNS's server writes the answer to an rcode it is handed.
 		countAnswer(rcode, state.QType(), kind)
 		return rcode, nil
 	}
-	m := new(dns.Msg)
-	m.SetRcode(r, rcode)
-	state.SizeAndDo(m)
-	if !h.allowed(w, r, m, state, zone) {
-		return dns.RcodeSuccess, nil
+	var name [256]byte
+	q, client, ok := h.ask(w, r, state, &name)
+	if !ok {
+		return dns.RcodeFormatError, nil
 	}
-	countAnswer(rcode, state.QType(), kind)
-	w.WriteMsg(m)
-	return dns.RcodeSuccess, nil
+	unsigned := &dns.Msg{MsgHdr: r.MsgHdr, Question: r.Question, Extra: withoutTSIG(r.Extra)}
+	return deliver(w, unsigned, h.answers.refusal(nil, &q, rcode, kind, zone, client))
+}
+
+// withoutTSIG is extra without its TSIG: a refusal is never signed.
+func withoutTSIG(extra []dns.RR) []dns.RR {
+	if n := len(extra); n > 0 && extra[n-1].Header().Rrtype == dns.TypeTSIG {
+		return extra[:n-1]
+	}
+	return extra
 }
 
 // extraOPTs counts the OPT records of r's additional section.

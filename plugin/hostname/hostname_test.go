@@ -28,7 +28,7 @@ func newTestHandler(tb testing.TB, body string, zones ...string) *Handler {
 	h := newHandler(cfg)
 	zs := zoneSet{}
 	for i, z := range zones {
-		zs[z] = &zone{name: z, id: fmt.Sprintf("dom_%d", i), names: newNameTable(0)}
+		zs[z] = &zone{name: z, id: fmt.Sprintf("dom_%d", i), kind: kindPool, names: newNameTable(0)}
 	}
 	h.index.zones.Store(&zs)
 	h.index.serial.Store(testSerial)

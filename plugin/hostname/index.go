@@ -1,6 +1,7 @@
 package hostname
 
 import (
+	"github.com/hostmint/hostmint/plugin/hostname/sign"
 	"slices"
 	"strings"
 	"sync"
@@ -78,9 +79,9 @@ type zone struct {
 	signed bool     // the store says so: never answered or transferred unsigned
 	// catalogVersion is the domain's (storage.Domain.CatalogVersion).
 	catalogVersion int64
-	signer         *signer // nil when the domain is not signed, or its key cannot be opened
-	dnskey         string  // the DNSKEY the signer was made from
-	kind           string  // kindPool or kindTeam, for metrics
+	signer         *sign.Signer // nil when the domain is not signed, or its key cannot be opened
+	dnskey         string       // the DNSKEY the signer was made from
+	kind           string       // kindPool or kindTeam, for metrics
 	// names are the zone's names below its apex (lowercase FQDN ->
 	// *node), those of a zone below it excepted.
 	names *nameTable

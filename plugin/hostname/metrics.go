@@ -33,15 +33,13 @@ func gaugeFunc(name, help string, f func() float64) prometheus.GaugeFunc {
 var (
 	answersTotal = counterVec("answers_total",
 		"Answers given by the hostname plugin, by rcode, query type and kind of zone (pool, team, outside).", "rcode", "type", "kind")
-	xfrOut          = counterVec("transfers_total", "Zone transfers served to secondaries, by kind (axfr, also an IXFR's fallback; ixfr: the difference; current: an IXFR of a zone the secondary has).", "kind")
-	xfrRefused      = counterVec("transfers_refused_total", "Zone transfers refused, by reason (signed: the zone is signed online; key: a store TSIG key may not transfer the zone).", "reason")
-	tsigRefused     = counterVec("tsig_refused_total", "Signed messages answered NOTAUTH, by reason (key: unknown, revoked, expired, another algorithm or a closed team's; time: outside the window, at most 300 s; signature: a bad MAC).", "reason")
-	rrlVec          = counterVec("rrl_responses_total", "Answers over UDP held back by response_rate_limit, by action (dropped; slipped: sent truncated and empty).", "action")
-	updates         = counterVec("updates_total", "DNS UPDATE messages answered (dynamic_update), by rcode (NOERROR: applied; REFUSED: a rule or the key's reach refused it; NOTAUTH: a TSIG or zone error; YXDOMAIN, NXRRSET, ...: a prerequisite failed).", "rcode")
-	notifies        = counterVec("notifies_total", "NOTIFYs sent to secondaries for changed zones, by result (sent, failed).", "result")
-	signaturesTotal = promauto.NewCounter(prometheus.CounterOpts{Namespace: plugin.Namespace, Subsystem: "hostname",
-		Name: "signatures_total", Help: "RRSIGs made (answers from the signature cache make none)."})
-	_ = gaugeFunc("index_hostnames", "Hostnames in the in-memory index of this node.",
+	xfrOut      = counterVec("transfers_total", "Zone transfers served to secondaries, by kind (axfr, also an IXFR's fallback; ixfr: the difference; current: an IXFR of a zone the secondary has).", "kind")
+	xfrRefused  = counterVec("transfers_refused_total", "Zone transfers refused, by reason (signed: the zone is signed online; key: a store TSIG key may not transfer the zone).", "reason")
+	tsigRefused = counterVec("tsig_refused_total", "Signed messages answered NOTAUTH, by reason (key: unknown, revoked, expired, another algorithm or a closed team's; time: outside the window, at most 300 s; signature: a bad MAC).", "reason")
+	rrlVec      = counterVec("rrl_responses_total", "Answers over UDP held back by response_rate_limit, by action (dropped; slipped: sent truncated and empty).", "action")
+	updates     = counterVec("updates_total", "DNS UPDATE messages answered (dynamic_update), by rcode (NOERROR: applied; REFUSED: a rule or the key's reach refused it; NOTAUTH: a TSIG or zone error; YXDOMAIN, NXRRSET, ...: a prerequisite failed).", "rcode")
+	notifies    = counterVec("notifies_total", "NOTIFYs sent to secondaries for changed zones, by result (sent, failed).", "result")
+	_           = gaugeFunc("index_hostnames", "Hostnames in the in-memory index of this node.",
 		func() float64 { return float64(app.IndexSize()) })
 )
 

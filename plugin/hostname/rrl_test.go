@@ -107,7 +107,7 @@ func TestRRLClasses(t *testing.T) {
 func TestRRLSignedDenials(t *testing.T) {
 	t.Parallel()
 	h := signedFixture(t, 3, true)
-	h.rrl = newRRL(5, 0, 0, 0)
+	h.answers.rrl = newRRL(5, 0, 0, 0)
 	full := 0
 	for i := range 200 {
 		m := new(dns.Msg)

@@ -97,13 +97,13 @@ func setup(c *caddy.Controller) error {
 }
 
 func newHandler(cfg *config) *Handler {
-	h := &Handler{cfg: cfg, index: NewIndex(), static: map[string]addrList{}, wire: newWireCache()}
+	h := &Handler{cfg: cfg, index: NewIndex(), static: map[string]addrList{}}
+	h.answers = &answerer{h: h, cache: newAnswerCache()}
 	if cfg.fastUDP {
-		h.fast = &fastUDP{sockets: cfg.fastSockets, servers: map[string]*udpbatch.Server{}}
-		h.denials = newDenialCache()
+		h.fast = &fastUDP{sockets: cfg.fastSockets, servers: map[string][]*udpbatch.Server{}}
 	}
 	if cfg.rrlRate > 0 {
-		h.rrl = newRRL(cfg.rrlRate, cfg.rrlNXDomains, cfg.rrlErrors, cfg.rrlSlip)
+		h.answers.rrl = newRRL(cfg.rrlRate, cfg.rrlNXDomains, cfg.rrlErrors, cfg.rrlSlip)
 	}
 	if cfg.app.ACMEDNSDomain != "" {
 		h.acmeDNS = dns.Fqdn(cfg.app.ACMEDNSDomain)

@@ -5,8 +5,8 @@ import (
 	"crypto"
 	"errors"
 	"fmt"
+	"github.com/hostmint/hostmint/plugin/hostname/sign"
 	"math/rand/v2"
-	"net"
 	"net/netip"
 	"slices"
 	"testing"
@@ -15,7 +15,6 @@ import (
 	"github.com/coredns/coredns/plugin/pkg/dnstest"
 	"github.com/coredns/coredns/plugin/test"
 	"github.com/miekg/dns"
-	dto "github.com/prometheus/client_model/go"
 )
 
 // signedFixture is example.org. signed with a fresh key, holding n hostnames
@@ -31,7 +30,7 @@ func signedFixture(tb testing.TB, n int, signed bool) *Handler {
 			tb.Fatal(err)
 		}
 		z := (*h.index.zones.Load())["example.org."]
-		z.signed, z.signer = true, newSigner("example.org.", k, priv.(crypto.Signer))
+		z.signed, z.signer = true, sign.New("example.org.", k, priv.(crypto.Signer))
 	}
 	for i := range n {
 		nd := &node{owner: holder(fmt.Sprint(i)), host: true, addrs: packAddrs([]netip.Addr{netip.AddrFrom4([4]byte{198, 51, byte(i >> 8), byte(i)})})}
@@ -71,7 +70,7 @@ func TestSignedAnswersVerify(t *testing.T) {
 		}
 		sawNSEC := false
 		for _, sect := range [][]dns.RR{r.Answer, r.Ns} {
-			verifySection(t, z.signer.dnskey, sect)
+			verifySection(t, z.signer.DNSKEY(), sect)
 			for _, rr := range sect {
 				if n, ok := rr.(*dns.NSEC); ok {
 					sawNSEC = true
@@ -175,23 +174,6 @@ func (w *packWriter) WriteMsg(m *dns.Msg) error {
 func BenchmarkServeDNSUnsigned(b *testing.B) { benchServe(b, false) }
 func BenchmarkServeDNSSigned(b *testing.B)   { benchServe(b, true) }
 
-// TestSignatureKeysSpread: the signature cache picks a shard by the key's
-// low 8 bits and evicts at random when one is full, so keys of similar
-// RRsets (names and addresses counted up, as in any pool) must spread
-// evenly over them: 100 000 RRsets, no shard above twice the mean.
-func TestSignatureKeysSpread(t *testing.T) {
-	const n = 100_000
-	counts := make([]int, 256)
-	for i := range n {
-		owner := fmt.Sprintf("h%07d.example.org.", i)
-		a := &dns.A{Hdr: dns.RR_Header{Name: owner, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 60}, A: net.IPv4(11, byte(i>>16), byte(i>>8), byte(i)).To4()}
-		counts[rrsetKey(owner, dns.TypeA, []dns.RR{a})&255]++
-	}
-	if most := slices.Max(counts); most > 2*n/256 {
-		t.Errorf("fullest shard holds %d keys; mean %d", most, n/256)
-	}
-}
-
 // A zone the store marks signed whose key this node cannot open (another
 // cert_encryption_key_file) is never answered or transferred unsigned:
 // SERVFAIL, no transfer, no NOTIFY, and the node is not ready.
@@ -230,33 +212,6 @@ func askSigned(h *Handler, qname string) {
 	h.ServeDNS(context.Background(), &packWriter{}, m)
 }
 
-// Denials of random names, each its own signed NSEC, do not push the
-// signatures of real RRsets out of the cache.
-func TestDenialsKeepPositiveSignatures(t *testing.T) {
-	h := signedFixture(t, 10, true)
-	for i := range 10 {
-		askSigned(h, fmt.Sprintf("h%06d.example.org.", i))
-	}
-	z := (*h.index.zones.Load())["example.org."]
-	before := z.signer.cache.Len()
-	for i := range 2 * denialCacheSize {
-		askSigned(h, fmt.Sprintf("random%d.example.org.", i))
-	}
-	if got := z.signer.cache.Len(); got > before+1 { // the SOA of the negative answers, once
-		t.Errorf("the real RRsets' cache grew from %d to %d under random names", before, got)
-	}
-	if got := z.signer.denials.Len(); got > denialCacheSize {
-		t.Errorf("the denials' cache holds %d, more than its %d", got, denialCacheSize)
-	}
-	signed := signatures()
-	for i := range 10 {
-		askSigned(h, fmt.Sprintf("h%06d.example.org.", i))
-	}
-	if made := signatures() - signed; made != 0 {
-		t.Errorf("answering the real names again made %v signatures: theirs were evicted", made)
-	}
-}
-
 // BenchmarkSignedDenials is what a flood of random names under a signed
 // zone costs: each answer a fresh NSEC and its signature (ECDSA P-256),
 // against BenchmarkServeDNSSigned's cached ones.
@@ -266,11 +221,4 @@ func BenchmarkSignedDenials(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		askSigned(h, fmt.Sprintf("r%d.example.org.", i))
 	}
-}
-
-// signatures reads coredns_hostname_signatures_total.
-func signatures() float64 {
-	var m dto.Metric
-	signaturesTotal.Write(&m)
-	return m.GetCounter().GetValue()
 }

@@ -45,8 +45,8 @@ type Config struct {
 	// Sockets to open (0: one per CPU Go uses).
 	Sockets int
 	// Before is how many sockets the server itself has on Addr (its
-	// multisocket count): the filter gives the datagrams to the sockets
-	// after those.
+	// multisocket count; 0 when its sockets are on a wildcard address):
+	// the filter gives the datagrams to the sockets after those.
 	Before int
 	// Answer answers from bytes; Full every query it does not, as the
 	// server would (its ServeDNS with its context).
@@ -91,7 +91,7 @@ func Listen(cfg Config) (*Server, error) {
 		}
 		s.conns = append(s.conns, pc.(*net.UDPConn))
 	}
-	if err := steer(s.conns[0], max(cfg.Before, 1), n); err != nil {
+	if err := steer(s.conns[0], cfg.Before, n); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("socket filter: %w", err)
 	}

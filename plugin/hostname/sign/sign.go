@@ -1,8 +1,10 @@
-package hostname
+// Package sign signs a zone's answers online, after CoreDNS's dnssec
+// plugin: every RRset is signed when it is first answered and the
+// signature is kept until it nears expiry.
+package sign
 
 import (
 	"crypto"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -11,8 +13,6 @@ import (
 	"github.com/miekg/dns"
 )
 
-// Online signing, after CoreDNS's dnssec plugin: every RRset is signed when
-// it is first answered and the signature is kept until it nears expiry.
 // Denial is by "black lies" (RFC 4470 minimally covering NSEC, as the
 // dnssec plugin does): a name that does not exist is answered NODATA with an
 // NSEC at the name itself, listing only NSEC and RRSIG; a name that exists
@@ -21,12 +21,13 @@ import (
 
 // Signature lifetimes.
 const (
-	sigValidity = 7 * 24 * time.Hour
-	sigRefresh  = 3 * 24 * time.Hour // re-sign when less than this is left
-	sigSkew     = time.Hour          // inception in the past, for clocks behind ours
+	Validity = 7 * 24 * time.Hour
+	Refresh  = 3 * 24 * time.Hour // re-sign when less than this is left
+	skew     = time.Hour          // inception in the past, for clocks behind ours
 )
 
-type signer struct {
+// Signer signs one zone's RRsets with its key.
+type Signer struct {
 	zone   string
 	dnskey *dns.DNSKEY
 	key    crypto.Signer
@@ -48,14 +49,15 @@ const (
 	denialCacheSize = 50_000
 )
 
-func newSigner(zone string, dnskey *dns.DNSKEY, key crypto.Signer) *signer {
-	return &signer{zone: zone, dnskey: dnskey, key: key, tag: dnskey.KeyTag(),
+// New is zone's signer with key, whose public half is dnskey.
+func New(zone string, dnskey *dns.DNSKEY, key crypto.Signer) *Signer {
+	return &Signer{zone: zone, dnskey: dnskey, key: key, tag: dnskey.KeyTag(),
 		cache: cache.New[*dns.RRSIG](sigCacheSize), denials: cache.New[*dns.RRSIG](denialCacheSize)}
 }
 
 // cacheOf is the cache rrs's signature goes to: a name's denial (an NSEC
 // that lists nothing but itself and its RRSIG) to denials.
-func (s *signer) cacheOf(rrs []dns.RR) *cache.Cache[*dns.RRSIG] {
+func (s *Signer) cacheOf(rrs []dns.RR) *cache.Cache[*dns.RRSIG] {
 	if n, ok := rrs[0].(*dns.NSEC); ok && len(rrs) == 1 && len(n.TypeBitMap) == 2 {
 		return s.denials
 	}
@@ -66,12 +68,12 @@ func (s *signer) cacheOf(rrs []dns.RR) *cache.Cache[*dns.RRSIG] {
 // The signature is made over the canonical form (lowercase owner, the
 // RRset's full TTL), so a TTL shortened at answer time or the client's case
 // in the owner name do not make a new signature.
-func (s *signer) sign(rrs []dns.RR, fullTTL uint32, now time.Time) *dns.RRSIG {
+func (s *Signer) sign(rrs []dns.RR, fullTTL uint32, now time.Time) *dns.RRSIG {
 	hdr := rrs[0].Header()
 	owner := strings.ToLower(hdr.Name)
 	key := rrsetKey(owner, hdr.Rrtype, rrs)
 	c := s.cacheOf(rrs)
-	if sig, ok := c.Get(key); ok && time.Unix(int64(sig.Expiration), 0).Sub(now) > sigRefresh {
+	if sig, ok := c.Get(key); ok && time.Unix(int64(sig.Expiration), 0).Sub(now) > Refresh {
 		return asServed(sig, hdr)
 	}
 	canon := make([]dns.RR, len(rrs))
@@ -86,14 +88,14 @@ func (s *signer) sign(rrs []dns.RR, fullTTL uint32, now time.Time) *dns.RRSIG {
 		SignerName: s.zone,
 		KeyTag:     s.tag,
 		OrigTtl:    fullTTL,
-		Inception:  uint32(now.Add(-sigSkew).Unix()),
-		Expiration: uint32(now.Add(sigValidity).Unix()),
+		Inception:  uint32(now.Add(-skew).Unix()),
+		Expiration: uint32(now.Add(Validity).Unix()),
 	}
 	if err := sig.Sign(s.key, canon); err != nil {
 		log.Errorf("signing %s %s: %v", owner, dns.TypeToString[hdr.Rrtype], err)
 		return nil
 	}
-	signaturesTotal.Inc()
+	made.Inc()
 	c.Add(key, sig)
 	return asServed(sig, hdr)
 }
@@ -153,9 +155,9 @@ func asServed(sig *dns.RRSIG, hdr *dns.RR_Header) *dns.RRSIG {
 	return &c
 }
 
-// signSection appends an RRSIG to rrs for each RRset in it. fullTTL gives
+// Section appends an RRSIG to rrs for each RRset in it. fullTTL gives
 // the TTL an RRset is signed with (its served TTL unless that was shortened).
-func (s *signer) signSection(rrs []dns.RR, fullTTL func(dns.RR) uint32, now time.Time) []dns.RR {
+func (s *Signer) Section(rrs []dns.RR, fullTTL func(dns.RR) uint32, now time.Time) []dns.RR {
 	out := rrs
 	for i := 0; i < len(rrs); {
 		j := i + 1
@@ -173,56 +175,5 @@ func (s *signer) signSection(rrs []dns.RR, fullTTL func(dns.RR) uint32, now time
 	return out
 }
 
-// nsec is the minimally covering NSEC at owner: it proves the types at the
-// name (none for a name that does not exist) and that nothing else is there.
-// Its TTL is the SOA's MINIMUM, as a denial's SOA is (RFC 9077).
-func nsec(owner string, types []uint16, ttl uint32) *dns.NSEC {
-	bitmap := append(append([]uint16{}, types...), dns.TypeRRSIG, dns.TypeNSEC)
-	slices.Sort(bitmap)
-	return &dns.NSEC{
-		Hdr:        dns.RR_Header{Name: owner, Rrtype: dns.TypeNSEC, Class: dns.ClassINET, Ttl: ttl},
-		NextDomain: successor(owner),
-		TypeBitMap: bitmap,
-	}
-}
-
-// successor is the name right after owner in canonical order (RFC 4034
-// 6.1) that fits in a name, as RFC 4471 3.1.2 makes it: a \000 label in
-// front of it, or for a name too long for one more label, its first
-// label's last octet that can be raised raised by one (past the
-// uppercase letters, which sort as lowercase) and the octets after it
-// dropped; a label of nothing but 0xff is dropped and the next one raised.
-func successor(owner string) string {
-	next := "\\000." + owner
-	buf := make([]byte, 256)
-	end, err := dns.PackDomainName(dns.CanonicalName(owner), buf, 0, nil, false)
-	if err != nil || end+2 <= 255 { // room for a label of one octet
-		return next
-	}
-	wire := buf[:end]
-	for off := 0; wire[off] != 0; {
-		n := int(wire[off])
-		label := wire[off+1 : off+1+n]
-		for i := n - 1; i >= 0; i-- {
-			if label[i] == 0xff {
-				continue
-			}
-			label[i]++
-			if label[i] == 'A' {
-				label[i] = 'Z' + 1
-			}
-			// The label up to the raised octet, then the rest of the name.
-			out := append([]byte{}, wire[:off]...)
-			out = append(out, byte(i+1))
-			out = append(out, label[:i+1]...)
-			out = append(out, wire[off+1+n:]...)
-			if name, _, err := dns.UnpackDomainName(out, 0); err == nil {
-				return name
-			}
-			return next
-		}
-		// Nothing but 0xff: the label goes, and the next one is raised.
-		wire = append(wire[:off], wire[off+1+n:]...)
-	}
-	return next
-}
+// DNSKEY is the zone's key, as signed with (not to be modified).
+func (s *Signer) DNSKEY() *dns.DNSKEY { return s.dnskey }

@@ -2,6 +2,7 @@ package hostname
 
 import (
 	"context"
+	"github.com/hostmint/hostmint/plugin/hostname/sign"
 	"net/netip"
 	"strconv"
 	"testing"
@@ -106,21 +107,17 @@ func TestWireAnswers(t *testing.T) {
 }
 
 // kept is the answer h keeps for a question, nil if none.
-func kept(h *Handler, qname string, qtype uint16, edns, do bool) *wireAnswer {
+func kept(h *Handler, qname string, qtype uint16, edns, do bool) *entry {
 	qname = dns.CanonicalName(qname)
 	z := h.index.zoneOf(qname)
-	n := z.names.get(qname)
-	if n == nil {
-		return nil
-	}
-	var flags uint8
+	q := ask{name: qname, qtype: qtype, class: dns.ClassINET}
 	if edns {
-		flags |= wireEDNS
+		q.flags |= askEDNS
 	}
 	if do {
-		flags |= wireDO
+		q.flags |= askDO
 	}
-	return h.wire.get(n, z, qtype, flags, time.Now().UnixMilli())
+	return h.answers.cache.get(z, z.names.get(qname), qname, &q, h.index.serial.Load(), time.Now().UnixMilli())
 }
 
 // The bytes belong to one version of a name: after a change the name
@@ -151,15 +148,23 @@ func TestWireFreshness(t *testing.T) {
 	if kept(h, "soon.example.org.", dns.TypeA, false, false) != nil {
 		t.Error("an expiring name's answer was kept")
 	}
-	// Sent as bytes too (packed once), but never kept: the SOA serial moves.
-	before := h.wire.c.Len()
-	for range 2 {
-		if m, _ := ask("nope.example.org.", dns.TypeA); m.Rcode != dns.RcodeNameError {
-			t.Errorf("missing name: rcode %s", dns.RcodeToString[m.Rcode])
+	// A missing name's NXDOMAIN is the zone's, kept apart from names'
+	// answers and good only at its serial.
+	before := h.answers.cache.names.Len()
+	for _, qname := range []string{"nope.example.org.", "other.example.org.", "nope.example.org."} {
+		if m, _ := ask(qname, dns.TypeA); m.Rcode != dns.RcodeNameError || m.Question[0].Name != qname {
+			t.Errorf("missing name: rcode %s, question %v", dns.RcodeToString[m.Rcode], m.Question)
 		}
 	}
-	if after := h.wire.c.Len(); after != before {
-		t.Errorf("%d answers kept after NXDOMAINs, was %d", after, before)
+	if after := h.answers.cache.names.Len(); after != before {
+		t.Errorf("%d names' answers kept after NXDOMAINs, was %d", after, before)
+	}
+	if got := h.answers.cache.denials.Len(); got != 1 {
+		t.Errorf("%d NXDOMAINs kept, want the zone's one", got)
+	}
+	addHost(h, "nope.example.org.", "192.0.2.98", 0)
+	if m, _ := ask("nope.example.org.", dns.TypeA); len(m.Answer) != 1 {
+		t.Errorf("a new name answered %v from the NXDOMAIN kept before it", m)
 	}
 
 	// As a chain with prometheus before hostname hands it over: the
@@ -168,7 +173,7 @@ func TestWireFreshness(t *testing.T) {
 	for _, tc := range []struct {
 		qname string
 		rcode int
-	}{{"abc.example.org.", dns.RcodeSuccess}, {"abc.example.org.", dns.RcodeSuccess}, {"nope.example.org.", dns.RcodeNameError}} {
+	}{{"abc.example.org.", dns.RcodeSuccess}, {"abc.example.org.", dns.RcodeSuccess}, {"gone.example.org.", dns.RcodeNameError}} {
 		q := new(dns.Msg)
 		q.SetQuestion(tc.qname, dns.TypeA)
 		bw := &byteWriter{}
@@ -196,7 +201,7 @@ func TestWireSigned(t *testing.T) {
 	}
 	e := kept(h, "h000000.example.org.", dns.TypeA, true, true)
 	sig := first.Answer[1].(*dns.RRSIG)
-	if want := (int64(sig.Expiration) - int64(sigRefresh/time.Second)) * 1000; e == nil || e.until != want {
+	if want := (int64(sig.Expiration) - int64(sign.Refresh/time.Second)) * 1000; e == nil || e.until != want {
 		t.Errorf("kept until %v, want the signature's renewal %d", e, want)
 	}
 }
@@ -214,9 +219,10 @@ func TestWireKeepsOnlySigned(t *testing.T) {
 	m.SetReply(q)
 	m.Answer = []dns.RR{&dns.A{Hdr: dns.RR_Header{Name: "h000000.example.org.", Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 60}, A: []byte{198, 51, 0, 0}}}
 	m.SetEdns0(1232, true)
-	h.keepWire(q, m, z, n, 0)
-	if kept(h, "h000000.example.org.", dns.TypeA, true, true) != nil {
-		t.Error("an unsigned answer of a signed zone was kept for DO queries")
+	var wire [256]byte
+	a, _ := askOf(q, request.Request{W: &test.ResponseWriter{}, Req: q}, &wire)
+	if h.answers.keep(h.answers.pack(m, &a, true), m, &a, z, n) {
+		t.Error("an unsigned answer of a signed zone would be kept for DO queries")
 	}
 }
 

@@ -1,0 +1,231 @@
+package hostname
+
+import (
+	"github.com/hostmint/hostmint/plugin/hostname/sign"
+	"hash/maphash"
+	"strings"
+	"time"
+
+	"github.com/coredns/coredns/plugin/pkg/cache"
+	"github.com/hostmint/hostmint/served"
+	"github.com/miekg/dns"
+)
+
+// The answerer's entries, kept: an answer's bytes around its question,
+// for one name, type and set of query flags, packed once and copied for
+// every query that asks the same (answerer.go). One key scheme for all of
+// them: the zone, the lowercase name ("" for the zone's NXDOMAIN, which is
+// every missing name's), the type and the flags.
+//
+// An entry says what its bytes were built from, and is used only while
+// that holds: the same *zone and *node (both replaced whole when they
+// change, so a change never serves stale bytes), the same serial where
+// the answer depends on more than the name's node (an SOA, a name with no
+// node, the apex), and until its TTLs would shorten (an expiring name) or
+// its first signature is due for renewal. Answers without a node (missing
+// names, each signed denial its own) have a part of the cache of their
+// own, so that a flood of random names never evicts names' answers.
+
+// Bounds of the two parts (random eviction when full): a scan of every
+// name costs a bounded amount of memory, and hot names stay.
+const (
+	answerCacheSize  = 100_000
+	missingCacheSize = 50_000
+)
+
+// entry is one answer as bytes.
+type entry struct {
+	z        *zone
+	n        *node  // the name's node; nil for a name without one
+	name     string // lowercase; "" for the zone's NXDOMAIN
+	qtype    uint16
+	flags    uint8
+	bySerial bool   // good only at serial
+	serial   uint32 // the index's when it was built
+	until    int64  // Unix ms the bytes are good until; 0: for good
+	rcode    int
+	answered bool // it has answer records (response_rate_limit's class)
+	// head is the header (ID 0, RD and CD clear); tail the sections after
+	// the question. A tail compressed against the question holds the
+	// offsets of a question as long as its name's.
+	head, tail []byte
+}
+
+// size is the length of e's answer to q.
+func (e *entry) size(q *ask) int { return len(e.head) + len(q.wire) + 4 + len(e.tail) }
+
+// splice appends e's answer to q to buf: its question, ID, RD and CD bits.
+func (e *entry) splice(buf []byte, q *ask) []byte {
+	o := len(buf)
+	b := append(buf, e.head...)
+	b = append(b, q.wire...)
+	b = append(b, byte(q.qtype>>8), byte(q.qtype), byte(q.class>>8), byte(q.class))
+	b = append(b, e.tail...)
+	b[o], b[o+1] = byte(q.id>>8), byte(q.id)
+	if q.rd {
+		b[o+2] |= 0x01
+	}
+	if q.cd {
+		b[o+3] |= 0x10
+	}
+	return b
+}
+
+type answerCache struct {
+	names   *cache.Cache[*entry] // answers at a node
+	denials *cache.Cache[*entry] // answers without one
+}
+
+func newAnswerCache() *answerCache {
+	return &answerCache{names: cache.New[*entry](answerCacheSize), denials: cache.New[*entry](missingCacheSize)}
+}
+
+var answerSeed = maphash.MakeSeed()
+
+// answerKey is the one key scheme of every entry.
+func answerKey(z *zone, name string, qtype uint16, flags uint8) uint64 {
+	return maphash.Comparable(answerSeed, answerID{z, name, qtype, flags})
+}
+
+type answerID struct {
+	z     *zone
+	name  string
+	qtype uint16
+	flags uint8
+}
+
+func (c *answerCache) part(n *node) *cache.Cache[*entry] {
+	if n == nil {
+		return c.denials
+	}
+	return c.names
+}
+
+// get is the kept answer to q at name in z, whose node is n now; nil
+// when none is good.
+func (c *answerCache) get(z *zone, n *node, name string, q *ask, serial uint32, now int64) *entry {
+	e, ok := c.part(n).Get(answerKey(z, name, q.qtype, q.flags))
+	if !ok || e.z != z || e.n != n || e.qtype != q.qtype || e.flags != q.flags || e.name != name ||
+		e.bySerial && e.serial != serial || e.until != 0 && now >= e.until {
+		return nil
+	}
+	return e
+}
+
+func (c *answerCache) add(e *entry) {
+	c.part(e.n).Add(answerKey(e.z, e.name, e.qtype, e.flags), e)
+}
+
+// entry is the answer to q in z: kept, or built, packed and kept when its
+// bytes will do for every query that asks the same.
+func (a *answerer) entry(q *ask, z *zone, now time.Time) *entry {
+	serial, ms := a.h.index.serial.Load(), now.UnixMilli()
+	var n *node
+	if q.name != z.name {
+		n = z.names.get(q.name)
+	}
+	keepable := q.keepable()
+	if keepable {
+		if e := a.cache.get(z, n, q.name, q, serial, ms); e != nil {
+			return e
+		}
+		if a.h.nxdomain(z, n, q.name, q.qtype, q.flags&askDO != 0, now) {
+			if e := a.cache.get(z, nil, "", q, serial, ms); e != nil {
+				return e
+			}
+		}
+	}
+	m := a.build(q, z, capitals(q.wire), now)
+	// A missing name's NXDOMAIN is every missing name's: packed without
+	// pointers into its question, so that it fits any.
+	nx := m.Rcode == dns.RcodeNameError
+	e := a.pack(m, q, !nx)
+	if !keepable {
+		return e
+	}
+	e.z, e.n, e.name, e.qtype, e.flags, e.serial = z, n, string([]byte(q.name)), q.qtype, q.flags, serial
+	if nx {
+		e.n, e.name = nil, ""
+	}
+	if a.keep(e, m, q, z, n) {
+		a.cache.add(e)
+	}
+	return e
+}
+
+// keep decides whether e, built as m for q, may be kept, and until when.
+func (a *answerer) keep(e *entry, m *dns.Msg, q *ask, z *zone, n *node) bool {
+	if m.Truncated || m.Rcode != dns.RcodeSuccess && m.Rcode != dns.RcodeNameError ||
+		q.qtype == dns.TypeRRSIG || // signatures of several RRsets, each renewed on its own
+		len(e.head)+len(e.tail)+len(q.wire)+4 > maxUDPSize {
+		return false
+	}
+	if q.flags&askDO != 0 && z.signer != nil && (!allSigned(m.Answer) || !allSigned(m.Ns)) {
+		return false // a signature failed: answered once, never kept
+	}
+	e.bySerial = e.n == nil || len(m.Ns) > 0
+	e.until = 0
+	if n != nil && e.n != nil && n.expires != 0 {
+		// Once less than a full TTL is left to the name's expiry, its TTLs
+		// shorten.
+		e.until = n.expires - int64(max(a.h.cfg.addressTTL, served.TTL))*1000
+		if e.until <= time.Now().UnixMilli() {
+			return false
+		}
+	}
+	e.until = renewedBy(m.Ns, renewedBy(m.Answer, e.until))
+	return true
+}
+
+// pack packs m, an answer to q (compressed, or not so that its tail holds
+// no pointer into the question), into an entry.
+func (a *answerer) pack(m *dns.Msg, q *ask, compress bool) *entry {
+	m.Id, m.RecursionDesired, m.CheckingDisabled, m.Compress = 0, false, false, compress
+	b, err := m.Pack()
+	if err != nil {
+		// Nothing the plugin builds fails to pack; a server failure
+		// rather than no answer if it ever does.
+		log.Errorf("packing an answer to %s %s: %v", strings.Clone(q.name), dns.TypeToString[q.qtype], err)
+		f := new(dns.Msg)
+		f.Response, f.Rcode = true, dns.RcodeServerFailure
+		f.Question = []dns.Question{{Name: ".", Qtype: q.qtype, Qclass: q.class}}
+		b, _ = f.Pack()
+	}
+	end := 12
+	for end < len(b) && b[end] != 0 {
+		end += int(b[end]) + 1
+	}
+	end += 1 + 4
+	return &entry{rcode: int(b[3] & 0x0f), answered: len(m.Answer) > 0, head: b[:12], tail: b[end:]}
+}
+
+// renewedBy is until (Unix ms, 0: for good) or, when sooner, when the
+// first signature in rrs is signed again (once less than sign.Refresh is
+// left to it).
+func renewedBy(rrs []dns.RR, until int64) int64 {
+	for _, rr := range rrs {
+		if sig, ok := rr.(*dns.RRSIG); ok {
+			renew := (int64(sig.Expiration) - int64(sign.Refresh/time.Second)) * 1000
+			if until == 0 || renew < until {
+				until = renew
+			}
+		}
+	}
+	return until
+}
+
+// allSigned reports whether every RRset in rrs has its RRSIG.
+func allSigned(rrs []dns.RR) bool {
+	covered := map[uint16]bool{}
+	for _, rr := range rrs {
+		if sig, ok := rr.(*dns.RRSIG); ok {
+			covered[sig.TypeCovered] = true
+		}
+	}
+	for _, rr := range rrs {
+		if t := rr.Header().Rrtype; t != dns.TypeRRSIG && !covered[t] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,272 @@
+package hostname
+
+import (
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	ednsopts "github.com/coredns/coredns/plugin/pkg/edns"
+	"github.com/coredns/coredns/request"
+	"github.com/miekg/dns"
+)
+
+// The answerer makes every answer to a question in the plugin's zones, as
+// bytes, and ServeDNS and fast_udp both ask it: it builds the message
+// (answer.go), packs it once into an entry that holds the answer's bytes
+// around its question, keeps the entry when those bytes do for every later
+// query of the same name, type and flags (answercache.go), applies
+// response_rate_limit and counts the answer. A query's answer is its entry
+// copied around the query's own question, with the query's ID and RD and
+// CD bits: so the case of the name is the client's, byte for byte, on
+// every path.
+
+type answerer struct {
+	h     *Handler
+	rrl   *rrl // response_rate_limit; nil: none
+	cache *answerCache
+}
+
+// Query flags an answer's bytes depend on.
+const (
+	askEDNS uint8 = 1 << iota // the query had an OPT: the answer has ours
+	askDO                     // and its DO bit
+)
+
+// ask is a question as the answerer reads it, from a message (ServeDNS) or
+// from a datagram (fast_udp).
+type ask struct {
+	name   string // lowercase FQDN; fast_udp's is not to be kept
+	wire   []byte // the name on the wire, as asked
+	qtype  uint16
+	class  uint16
+	id     uint16
+	rd, cd bool
+	flags  uint8 // askEDNS, askDO
+	limit  int   // the largest answer the client takes
+	// opts are the query's EDNS options a plugin registered (edns.
+	// SupportedOption): the answer's OPT carries them, and its entry is
+	// not kept.
+	opts []dns.EDNS0
+}
+
+// askOf reads r, a query of one question, as the answerer does; wire is
+// room for its name. False when its name does not pack.
+func askOf(r *dns.Msg, state request.Request, wire *[256]byte) (ask, bool) {
+	qn := r.Question[0]
+	n, err := dns.PackDomainName(qn.Name, wire[:], 0, nil, false)
+	if err != nil {
+		return ask{}, false
+	}
+	q := ask{name: state.Name(), wire: wire[:n], qtype: qn.Qtype, class: qn.Qclass, id: r.Id,
+		rd: r.RecursionDesired, cd: r.CheckingDisabled, limit: state.Size()}
+	if state.Proto() == "udp" {
+		q.limit = min(q.limit, maxUDPSize)
+	}
+	if o := r.IsEdns0(); o != nil {
+		q.flags = askEDNS
+		if o.Do() {
+			q.flags |= askDO
+		}
+		for _, opt := range o.Option {
+			if ednsopts.SupportedOption(opt.Option()) {
+				q.opts = append(q.opts, opt)
+			}
+		}
+	}
+	return q, true
+}
+
+// keepable reports whether q's answer may come from, and go to, the cache:
+// class IN, and nothing in its OPT but the flags.
+func (q *ask) keepable() bool { return q.class == dns.ClassINET && q.opts == nil }
+
+// respond appends to buf the answer to q, a question in z, and says its
+// rcode; nil when response_rate_limit drops it. client is the query's
+// source over UDP, the zero Addr over TCP (never limited).
+func (a *answerer) respond(buf []byte, q *ask, z *zone, client netip.Addr) ([]byte, int) {
+	now := time.Now()
+	e := a.entry(q, z, now)
+	if e.size(q) > q.limit {
+		// Too big for the client: truncated (it asks again over TCP).
+		m := a.build(q, z, capitals(q.wire), now)
+		m.Truncate(q.limit)
+		e = a.pack(m, q, true)
+	}
+	if ok, slip := a.pass(buf, q, e.rcode, e.answered, z.kind, z.name, client); !ok {
+		return slip, e.rcode
+	}
+	return e.splice(buf, q), e.rcode
+}
+
+// message is respond's answer as a message, for a writer that reads
+// messages (a plugin before this one) or a signed query: built as the
+// bytes are, never kept; nil when response_rate_limit drops it. owner is
+// the name as asked.
+func (a *answerer) message(q *ask, owner string, z *zone, client netip.Addr) *dns.Msg {
+	m := a.build(q, z, owner, time.Now())
+	return a.sendMessage(q, m, z.kind, z.name, client)
+}
+
+// respondMsg is respond for m, an answer to q built elsewhere (the
+// catalog's), from zone of kind.
+func (a *answerer) respondMsg(buf []byte, q *ask, m *dns.Msg, kind, zone string, client netip.Addr) ([]byte, int) {
+	a.finish(m, q)
+	e := a.pack(m, q, true)
+	if e.size(q) > q.limit {
+		m.Truncate(q.limit)
+		e = a.pack(m, q, true)
+	}
+	if ok, slip := a.pass(buf, q, e.rcode, e.answered, kind, zone, client); !ok {
+		return slip, e.rcode
+	}
+	return e.splice(buf, q), e.rcode
+}
+
+// sendMessage is message for m, built (and finished) for q: sized for the
+// client, rate limited and counted.
+func (a *answerer) sendMessage(q *ask, m *dns.Msg, kind, zone string, client netip.Addr) *dns.Msg {
+	m.Id, m.RecursionDesired, m.CheckingDisabled, m.Compress = q.id, q.rd, q.cd, true
+	if m.Len() > q.limit {
+		// Len counts escaped TXT and CAA text (\DDD) as written, not as
+		// sent: only a message that really does not fit is truncated.
+		if p, err := m.Pack(); err != nil || len(p) > q.limit {
+			m.Truncate(q.limit)
+		}
+	}
+	ok, slip := a.pass(nil, q, m.Rcode, len(m.Answer) > 0, kind, zone, client)
+	switch {
+	case ok:
+		return m
+	case slip == nil:
+		return nil
+	}
+	t := new(dns.Msg)
+	if t.Unpack(slip) != nil {
+		return nil
+	}
+	return t
+}
+
+// pass applies response_rate_limit to an answer with rcode to q from zone
+// (answered: it has answer records), and counts it when it is sent; false
+// when it is not, with the truncated reply to send instead (appended to
+// buf) when it slips.
+func (a *answerer) pass(buf []byte, q *ask, rcode int, answered bool, kind, zone string, client netip.Addr) (bool, []byte) {
+	if a.rrl != nil && client.IsValid() {
+		switch a.verdict(client, q, rcode, answered, zone) {
+		case rrlDrop:
+			rrlResponses[rrlDrop].Inc()
+			return false, nil
+		case rrlSlip:
+			rrlResponses[rrlSlip].Inc()
+			return false, a.slip(buf, q, rcode, zone != "")
+		}
+	}
+	// Counted before it is sent: a client that has its answer finds it
+	// counted (a scrape right after an answer must see it).
+	countAnswer(rcode, q.qtype, kind)
+	return true, nil
+}
+
+// refusal is the answer to q that is rcode alone (REFUSED, NOTIMP), from
+// zone ("" for none) of kind, rate limited and counted.
+func (a *answerer) refusal(buf []byte, q *ask, rcode int, kind, zone string, client netip.Addr) []byte {
+	m := new(dns.Msg)
+	m.Response, m.Rcode = true, rcode
+	m.Question = []dns.Question{{Name: ".", Qtype: q.qtype, Qclass: q.class}}
+	a.finish(m, q)
+	if ok, slip := a.pass(buf, q, rcode, false, kind, zone, client); !ok {
+		return slip
+	}
+	return a.pack(m, q, false).splice(buf, q)
+}
+
+// verdict is response_rate_limit's on an answer with rcode to q from zone
+// (answered: it has answer records).
+func (a *answerer) verdict(client netip.Addr, q *ask, rcode int, answered bool, zone string) int {
+	class, name, qtype := rrlError, "", uint16(0)
+	switch {
+	case rcode == dns.RcodeSuccess && answered:
+		class, name, qtype = rrlAnswer, strings.Clone(q.name), q.qtype // fast_udp's is not its to keep
+	case rcode == dns.RcodeSuccess, rcode == dns.RcodeNameError:
+		// NXDOMAIN, NODATA and a signed zone's denials (NOERROR with an
+		// NSEC of the name's own): by zone, so that random names or types
+		// share one allowance.
+		class, name = rrlNXDomain, zone
+	}
+	return a.rrl.verdict(client, class, name, qtype)
+}
+
+// slip is response_rate_limit's truncated reply to q: its question with
+// rcode, TC set, and our OPT when it had one, so that a real client asks
+// again over TCP.
+func (a *answerer) slip(buf []byte, q *ask, rcode int, authoritative bool) []byte {
+	m := new(dns.Msg)
+	m.Response, m.Authoritative, m.Truncated, m.Rcode = true, authoritative, true, rcode
+	m.Question = []dns.Question{{Name: ".", Qtype: q.qtype, Qclass: q.class}}
+	if q.flags&askEDNS != 0 {
+		m.Extra = []dns.RR{a.opt(q)}
+	}
+	return a.pack(m, q, false).splice(buf, q)
+}
+
+// build is the answer to q in z, as a message whose question and owner
+// names are owner: q's name in capitals for bytes (capitals says why).
+func (a *answerer) build(q *ask, z *zone, owner string, now time.Time) *dns.Msg {
+	m := new(dns.Msg)
+	m.Response, m.Authoritative = true, true
+	m.Question = []dns.Question{{Name: owner, Qtype: q.qtype, Qclass: q.class}}
+	a.h.answer(m, z, strings.Clone(q.name), owner, q.qtype, q.flags&askDO != 0, now)
+	a.finish(m, q)
+	return m
+}
+
+// finish gives m, an answer to q, our OPT when q had one.
+func (a *answerer) finish(m *dns.Msg, q *ask) {
+	if q.flags&askEDNS != 0 {
+		m.Extra = append(m.Extra, a.opt(q))
+	}
+}
+
+// opt is the OPT of an answer to q: our own buffer size, not an echo of
+// the client's (RFC 6891 6.2.3), its DO bit, the options a plugin
+// registered, and no other flag.
+func (a *answerer) opt(q *ask) *dns.OPT {
+	o := &dns.OPT{Hdr: dns.RR_Header{Name: ".", Rrtype: dns.TypeOPT}, Option: slices.Clone(q.opts)}
+	o.SetUDPSize(maxUDPSize)
+	if q.flags&askDO != 0 {
+		o.SetDo()
+	}
+	return o
+}
+
+// capitals is the presentation form of the wire name w with its ASCII
+// letters in capitals. An answer is packed with its question and owner
+// names so: the owners point at the question, and follow the case a
+// client asks in when the question is copied in; a name in the rdata (an
+// MX or SRV target, lowercase as stored) never points at it, because
+// compression matches names byte for byte.
+func capitals(w []byte) string {
+	up := make([]byte, len(w))
+	for i := 0; i < len(w); {
+		l := int(w[i])
+		up[i] = w[i]
+		for j := i + 1; j <= i+l && j < len(w); j++ {
+			c := w[j]
+			if 'a' <= c && c <= 'z' {
+				c -= 'a' - 'A'
+			}
+			up[j] = c
+		}
+		i += l + 1
+		if l == 0 {
+			break
+		}
+	}
+	s, _, err := dns.UnpackDomainName(up, 0)
+	if err != nil {
+		return "."
+	}
+	return s
+}
