@@ -132,3 +132,27 @@ func TestFastUDPOffBehindLog(t *testing.T) {
 		t.Errorf("the log plugin logged no query for %s", name)
 	}
 }
+
+// A block without bind, as the container's, listens on the wildcard
+// address: fast_udp opens its sockets on each interface address instead
+// (bound to it, so an answer leaves from the address its query came to),
+// and answers there as on a specific address.
+func TestFastUDPWildcard(t *testing.T) {
+	t.Parallel()
+	o := options{extra: []string{"fast_udp 2"}}
+	metrics := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	s, p, _ := spawnEdited(t, o, func(text string) string {
+		text = strings.Replace(text, "  bind 127.0.0.1\n", "", 1)
+		return strings.Replace(text, "\n  errors\n", "\n  errors\n  prometheus "+metrics+"\n", 1)
+	})
+	n := &metricsNode{server: s, p: p, url: "http://" + metrics + "/metrics", spawned: time.Now()}
+	_, key := s.account("free")
+	name := s.must(201, "POST", "/api/v1/hostnames", key, map[string]any{"ip": "198.41.0.4"}).str("hostname")
+	s.resolves(name, dns.TypeA, "198.41.0.4")
+	port := strings.TrimPrefix(s.dnsAddr, "127.0.0.1")
+	eventually(t, 5*time.Second, func() bool {
+		out := p.output()
+		return strings.Contains(out, "fast_udp: "+port+" answered from batches of datagrams on ") && strings.Contains(out, " 127.0.0.1"+port)
+	}, "fast_udp never started on the loopback address:\n%s", p.output())
+	fromBytes(t, n, name, 100)
+}
