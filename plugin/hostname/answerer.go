@@ -1,6 +1,7 @@
 package hostname
 
 import (
+	"github.com/hostmint/hostmint/plugin/hostname/rrl"
 	"net/netip"
 	"slices"
 	"strings"
@@ -23,7 +24,7 @@ import (
 
 type answerer struct {
 	h     *Handler
-	rrl   *rrl // response_rate_limit; nil: none
+	rrl   *rrl.Limiter // response_rate_limit; nil: none
 	cache *answerCache
 }
 
@@ -155,11 +156,11 @@ func (a *answerer) sendMessage(q *ask, m *dns.Msg, kind, zone string, client net
 func (a *answerer) pass(buf []byte, q *ask, rcode int, answered bool, kind, zone string, client netip.Addr) (bool, []byte) {
 	if a.rrl != nil && client.IsValid() {
 		switch a.verdict(client, q, rcode, answered, zone) {
-		case rrlDrop:
-			rrlResponses[rrlDrop].Inc()
+		case rrl.Drop:
+			rrlDropped.Inc()
 			return false, nil
-		case rrlSlip:
-			rrlResponses[rrlSlip].Inc()
+		case rrl.Slip:
+			rrlSlipped.Inc()
 			return false, a.slip(buf, q, rcode, zone != "")
 		}
 	}
@@ -184,18 +185,18 @@ func (a *answerer) refusal(buf []byte, q *ask, rcode int, kind, zone string, cli
 
 // verdict is response_rate_limit's on an answer with rcode to q from zone
 // (answered: it has answer records).
-func (a *answerer) verdict(client netip.Addr, q *ask, rcode int, answered bool, zone string) int {
-	class, name, qtype := rrlError, "", uint16(0)
+func (a *answerer) verdict(client netip.Addr, q *ask, rcode int, answered bool, zone string) rrl.Verdict {
+	class, name, qtype := rrl.Error, "", uint16(0)
 	switch {
 	case rcode == dns.RcodeSuccess && answered:
-		class, name, qtype = rrlAnswer, strings.Clone(q.name), q.qtype // fast_udp's is not its to keep
+		class, name, qtype = rrl.Answer, strings.Clone(q.name), q.qtype // fast_udp's is not its to keep
 	case rcode == dns.RcodeSuccess, rcode == dns.RcodeNameError:
 		// NXDOMAIN, NODATA and a signed zone's denials (NOERROR with an
 		// NSEC of the name's own): by zone, so that random names or types
 		// share one allowance.
-		class, name = rrlNXDomain, zone
+		class, name = rrl.NXDomain, zone
 	}
-	return a.rrl.verdict(client, class, name, qtype)
+	return a.rrl.Take(client, class, name, qtype)
 }
 
 // slip is response_rate_limit's truncated reply to q: its question with

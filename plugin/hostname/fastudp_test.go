@@ -2,6 +2,7 @@ package hostname
 
 import (
 	"bytes"
+	"github.com/hostmint/hostmint/plugin/hostname/rrl"
 	"net/netip"
 	"testing"
 
@@ -125,7 +126,7 @@ func TestFastMissingRoutes(t *testing.T) {
 func TestFastRateLimited(t *testing.T) {
 	t.Parallel()
 	h := fixture(t)
-	h.answers.rrl = newRRL(1, 0, 0, 2)
+	h.answers.rrl = rrl.New(1, 0, 0, 2)
 	a := fastOf(h, map[string]bool{"example.org.": true})
 	q, raw := fastQuery(t, "abc.example.org.", dns.TypeA, false, false, true, false)
 	serve(h, q)
@@ -165,7 +166,7 @@ func TestFastSlipAsServeDNS(t *testing.T) {
 		for _, edns := range []bool{false, true} {
 			q, raw := fastQuery(t, qname, dns.TypeA, edns, edns, true, false)
 			slow, fast := fixture(t), fixture(t)
-			slow.answers.rrl, fast.answers.rrl = newRRL(1, 0, 0, 1), newRRL(1, 0, 0, 1)
+			slow.answers.rrl, fast.answers.rrl = rrl.New(1, 0, 0, 1), rrl.New(1, 0, 0, 1)
 			serve(slow, q)
 			a := fastOf(fast, map[string]bool{"example.org.": true})
 			serve(fast, q) // keeps the bytes, and spends the allowance

@@ -43,12 +43,12 @@ var (
 		func() float64 { return float64(app.IndexSize()) })
 )
 
-// rrlResponses are rrlVec's counters by verdict, made once: they are
-// counted on the answer path.
-var rrlResponses = map[int]prometheus.Counter{
-	rrlDrop: rrlVec.WithLabelValues("dropped"),
-	rrlSlip: rrlVec.WithLabelValues("slipped"),
-}
+// rrlVec's counters by verdict, made once: they are counted on the answer
+// path.
+var (
+	rrlDropped = rrlVec.WithLabelValues("dropped")
+	rrlSlipped = rrlVec.WithLabelValues("slipped")
+)
 
 // answerTypes are the query types the answers metric names; every other
 // type is "other", so that random types cannot grow the number of series

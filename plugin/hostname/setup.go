@@ -3,6 +3,7 @@ package hostname
 import (
 	"context"
 	"fmt"
+	"github.com/hostmint/hostmint/plugin/hostname/rrl"
 	"slices"
 	"strings"
 	"time"
@@ -103,7 +104,7 @@ func newHandler(cfg *config) *Handler {
 		h.fast = &fastUDP{sockets: cfg.fastSockets, servers: map[string][]*udpbatch.Server{}}
 	}
 	if cfg.rrlRate > 0 {
-		h.answers.rrl = newRRL(cfg.rrlRate, cfg.rrlNXDomains, cfg.rrlErrors, cfg.rrlSlip)
+		h.answers.rrl = rrl.New(cfg.rrlRate, cfg.rrlNXDomains, cfg.rrlErrors, cfg.rrlSlip)
 	}
 	if cfg.app.ACMEDNSDomain != "" {
 		h.acmeDNS = dns.Fqdn(cfg.app.ACMEDNSDomain)

@@ -1,4 +1,6 @@
-package hostname
+// Package rrl limits the responses a network gets from the server a
+// second (response_rate_limit), as BIND's and Knot's RRL count.
+package rrl
 
 import (
 	"cmp"
@@ -25,73 +27,80 @@ import (
 // does not use up the allowance of a resolver there asking for real ones,
 // and each class has its limit (responses, nxdomains, errors per second).
 
-// The classes of responses, each with its own limit.
+// Class is what kind of response one is, each with its own limit.
+type Class uint8
+
+// The classes of responses.
 const (
-	rrlAnswer   = iota // qname and type (NODATA too)
-	rrlNXDomain        // the zone
-	rrlError           // REFUSED, SERVFAIL, FORMERR, NOTIMP
-	rrlClasses
+	Answer   Class = iota // qname and type (NODATA too)
+	NXDomain              // the zone
+	Error                 // REFUSED, SERVFAIL, FORMERR, NOTIMP
+	classes
 )
 
-// rrlShards and rrlPerShard bound the limiter's memory: past rrlPerShard
-// keys in a shard, the idle ones are swept.
+// shards and perShard bound the limiter's memory: past perShard keys in
+// a shard, the idle ones are swept.
 const (
-	rrlShards   = 64
-	rrlPerShard = 4096
+	shards   = 64
+	perShard = 4096
 )
 
-type rrl struct {
-	rates  [rrlClasses]float64 // responses a second per network, by class
-	slip   int                 // every slip-th refused answer is truncated; 0: all dropped
+// Limiter is one server block's response_rate_limit.
+type Limiter struct {
+	rates  [classes]float64 // responses a second per network, by class
+	slip   int              // every slip-th refused answer is truncated; 0: all dropped
 	now    func() time.Time
-	shards [rrlShards]rrlShard
+	shards [shards]shard
 }
 
-// rrlKey is what a response is counted under.
-type rrlKey struct {
+// key is what a response is counted under.
+type key struct {
 	net   netip.Prefix
-	class uint8
+	class Class
 	qtype uint16
 	name  string // lowercase: the qname (answers), the zone (NXDOMAIN), "" (errors)
 }
 
-type rrlShard struct {
+type shard struct {
 	mu      sync.Mutex
-	buckets map[rrlKey]*rrlBucket
+	buckets map[key]*bucket
 }
 
-type rrlBucket struct {
+type bucket struct {
 	tokens  float64
 	last    time.Time
 	refused int
 }
 
-// newRRL limits responses a second, nxdomains and errors a second each
-// (0: as responses).
-func newRRL(responses, nxdomains, errors, slip int) *rrl {
-	r := &rrl{slip: slip, now: time.Now}
-	r.rates[rrlAnswer] = float64(responses)
-	for class, n := range map[int]int{rrlNXDomain: nxdomains, rrlError: errors} {
+// New limits responses a second, nxdomains and errors a second each (0:
+// as responses); every slip-th refused one is sent truncated (0: none).
+func New(responses, nxdomains, errors, slip int) *Limiter {
+	r := &Limiter{slip: slip, now: time.Now}
+	r.rates[Answer] = float64(responses)
+	for class, n := range map[Class]int{NXDomain: nxdomains, Error: errors} {
 		r.rates[class] = float64(cmp.Or(n, responses))
 	}
 	for i := range r.shards {
-		r.shards[i].buckets = map[rrlKey]*rrlBucket{}
+		r.shards[i].buckets = map[key]*bucket{}
 	}
 	return r
 }
 
-// The verdicts of an answer.
+// Verdict is what becomes of a response.
+type Verdict int
+
+// The verdicts.
 const (
-	rrlSend = iota
-	rrlSlip // send it truncated and empty
-	rrlDrop
+	Send Verdict = iota
+	Slip         // send it truncated and empty
+	Drop
 )
 
-var rrlSeed = maphash.MakeSeed()
+var seed = maphash.MakeSeed()
 
-// verdict takes a response of class (name and qtype as rrlKey has them)
-// from client's network's allowance.
-func (r *rrl) verdict(client netip.Addr, class int, name string, qtype uint16) int {
+// Take takes a response of class (name and qtype as key has them) from
+// client's network's allowance. name must be the caller's to give.
+func (r *Limiter) Take(client netip.Addr, class Class, name string, qtype uint16) Verdict {
 	client = client.Unmap()
 	bits := 24
 	if client.Is6() {
@@ -99,38 +108,38 @@ func (r *rrl) verdict(client netip.Addr, class int, name string, qtype uint16) i
 	}
 	p, err := client.Prefix(bits)
 	if err != nil {
-		return rrlSend
+		return Send
 	}
-	k := rrlKey{net: p, class: uint8(class), qtype: qtype, name: name}
+	k := key{net: p, class: class, qtype: qtype, name: name}
 	rate := r.rates[class]
-	s := &r.shards[maphash.Comparable(rrlSeed, k)%rrlShards]
+	s := &r.shards[maphash.Comparable(seed, k)%shards]
 	now := r.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b := s.buckets[k]
 	if b == nil {
-		if len(s.buckets) >= rrlPerShard {
+		if len(s.buckets) >= perShard {
 			r.sweep(s, now)
 		}
-		b = &rrlBucket{tokens: rate, last: now}
+		b = &bucket{tokens: rate, last: now}
 		s.buckets[k] = b
 	}
 	b.tokens = min(rate, b.tokens+now.Sub(b.last).Seconds()*rate)
 	b.last = now
 	if b.tokens >= 1 {
 		b.tokens--
-		return rrlSend
+		return Send
 	}
 	b.refused++
 	if r.slip > 0 && b.refused%r.slip == 0 {
-		return rrlSlip
+		return Slip
 	}
-	return rrlDrop
+	return Drop
 }
 
 // sweep drops the keys whose allowance is full again: they hold nothing a
 // new bucket would not.
-func (r *rrl) sweep(s *rrlShard, now time.Time) {
+func (r *Limiter) sweep(s *shard, now time.Time) {
 	for k, b := range s.buckets {
 		rate := r.rates[k.class]
 		if b.tokens+now.Sub(b.last).Seconds()*rate >= rate {
