@@ -2,6 +2,7 @@ package hostname
 
 import (
 	"bytes"
+	"github.com/hostmint/hostmint/plugin/hostname/fastudp"
 	"github.com/hostmint/hostmint/plugin/hostname/rrl"
 	"net/netip"
 	"testing"
@@ -11,11 +12,9 @@ import (
 
 var fastClient = netip.MustParseAddrPort("192.0.2.99:5353")
 
-// fastOf is h with fast_udp on, and its answerer on a server of routes.
-func fastOf(h *Handler, routes map[string]bool) *fastAnswerer {
-	h.fast = &fastUDP{}
-	h.fast.checked.Store(true)
-	return &fastAnswerer{h: h, routes: routes}
+// fastOf is h's fast_udp answerer on a server of routes.
+func fastOf(h *Handler, routes map[string]bool) *fastudp.Server {
+	return fastudp.Answering(fastAnswers{h}, routes)
 }
 
 // fastQuery is a query's bytes.
@@ -186,62 +185,6 @@ func TestFastSlipAsServeDNS(t *testing.T) {
 	}
 }
 
-func TestParseQuery(t *testing.T) {
-	t.Parallel()
-	plain := func(edit func(m *dns.Msg)) []byte {
-		m := new(dns.Msg)
-		m.SetQuestion("Host-1_x.example.org.", dns.TypeAAAA)
-		edit(m)
-		b, _ := m.Pack()
-		return b
-	}
-	optFlagsByte := func(b []byte, i int, v byte) []byte { b[len(b)-11+i] = v; return b }
-	for _, tc := range []struct {
-		name  string
-		q     []byte
-		ok    bool
-		flags uint8
-		size  int
-	}{
-		{"plain", plain(func(*dns.Msg) {}), true, 0, 512},
-		{"EDNS", plain(func(m *dns.Msg) { m.SetEdns0(1400, false) }), true, askEDNS, 1232},
-		{"EDNS, small", plain(func(m *dns.Msg) { m.SetEdns0(1000, false) }), true, askEDNS, 1000},
-		{"EDNS, DO, small buffer", plain(func(m *dns.Msg) { m.SetEdns0(100, true) }), true, askEDNS | askDO, 512},
-		{"EDNS option", plain(func(m *dns.Msg) {
-			m.SetEdns0(1232, false)
-			m.IsEdns0().Option = append(m.IsEdns0().Option, &dns.EDNS0_NSID{Code: dns.EDNS0NSID})
-		}), false, 0, 0},
-		{"EDNS version 1", optFlagsByte(plain(func(m *dns.Msg) { m.SetEdns0(1232, false) }), 6, 1), false, 0, 0},
-		{"EDNS flag other than DO", optFlagsByte(plain(func(m *dns.Msg) { m.SetEdns0(1232, false) }), 7, 0x40), true, askEDNS, 1232},
-		{"response", plain(func(m *dns.Msg) { m.Response = true }), false, 0, 0},
-		{"NOTIFY", plain(func(m *dns.Msg) { m.Opcode = dns.OpcodeNotify }), false, 0, 0},
-		{"two questions", plain(func(m *dns.Msg) { m.Question = append(m.Question, m.Question[0]) }), false, 0, 0},
-		{"an answer", plain(func(m *dns.Msg) {
-			m.Answer = []dns.RR{&dns.A{Hdr: dns.RR_Header{Name: ".", Rrtype: dns.TypeA, Class: 1}}}
-		}), false, 0, 0},
-		{"TSIG", plain(func(m *dns.Msg) { m.SetTsig("k.", dns.HmacSHA256, 300, 0) }), false, 0, 0},
-		{"class CH", plain(func(m *dns.Msg) { m.Question[0].Qclass = dns.ClassCHAOS }), false, 0, 0},
-		{"escaped octet", plain(func(m *dns.Msg) { m.Question[0].Name = `a\032b.example.org.` }), false, 0, 0},
-		{"root", plain(func(m *dns.Msg) { m.Question[0].Name = "." }), false, 0, 0},
-		{"cut short", plain(func(*dns.Msg) {})[:20], false, 0, 0},
-		{"trailing bytes", append(plain(func(*dns.Msg) {}), 0), false, 0, 0},
-	} {
-		var nb [256]byte
-		p, ok := parseQuery(tc.q, &nb)
-		if ok != tc.ok {
-			t.Errorf("%s: ok %v, want %v", tc.name, ok, tc.ok)
-			continue
-		}
-		if !ok {
-			continue
-		}
-		if p.name != "host-1_x.example.org." || p.qtype != dns.TypeAAAA || p.flags != tc.flags || p.limit != tc.size ||
-			!bytes.Equal(p.wire, tc.q[12:12+len(p.wire)]) || len(p.wire) != len(p.name)+1 {
-			t.Errorf("%s: %q (%x) type %d flags %d limit %d", tc.name, p.name, p.wire, p.qtype, p.flags, p.limit)
-		}
-	}
-}
-
 // An answer from bytes allocates nothing but what RRL keeps.
 func BenchmarkFastAnswer(b *testing.B) {
 	h := fixture(b)
@@ -306,7 +249,7 @@ func TestFastSigned(t *testing.T) {
 	// A denial is kept once for every case of the name: its NSEC's owner
 	// is the question's, as asked.
 	q, raw := fastQuery(t, "NOPE.example.org.", dns.TypeA, true, true, false, false)
-	got := a.answerOrNil(raw)
+	got := answerOrNil(a, raw)
 	m := new(dns.Msg)
 	if err := m.Unpack(got); err != nil || len(m.Ns) < 2 || m.Ns[1].Header().Name != q.Question[0].Name {
 		t.Errorf("a denial in another case: %v (%v)", m, err)
@@ -315,13 +258,13 @@ func TestFastSigned(t *testing.T) {
 	before := h.answers.cache.denials.Len()
 	h.index.serial.Add(1)
 	_, raw = fastQuery(t, "nope.example.org.", dns.TypeA, true, true, false, false)
-	a.answerOrNil(raw)
+	answerOrNil(a, raw)
 	if e := kept(h, "nope.example.org.", dns.TypeA, true, true); e == nil || e.serial != h.index.serial.Load() {
 		t.Errorf("a denial answered from bytes of an older serial: %+v (%d kept, %d before)", e, h.answers.cache.denials.Len(), before)
 	}
 }
 
-func (a *fastAnswerer) answerOrNil(raw []byte) []byte {
+func answerOrNil(a *fastudp.Server, raw []byte) []byte {
 	got, _ := a.Answer(nil, raw, fastClient)
 	return got
 }

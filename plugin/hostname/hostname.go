@@ -5,6 +5,7 @@ package hostname
 
 import (
 	"context"
+	"github.com/hostmint/hostmint/plugin/hostname/fastudp"
 	"net"
 	"net/netip"
 	"sync/atomic"
@@ -32,7 +33,7 @@ type Handler struct {
 	ns      []string             // NS targets, FQDN
 	node    atomic.Pointer[Node] // set in OnStartup; the ready plugin asks from its own goroutine
 	answers *answerer            // every answer to a question in our zones
-	fast    *fastUDP             // fast_udp; nil: none
+	fast    *fastudp.Fast        // fast_udp; nil: none
 	// tsigSecrets are the store's TSIG keys this server block verifies
 	// (dynamic_update); updater applies the UPDATE messages they sign.
 	tsigSecrets map[string]string
@@ -69,7 +70,7 @@ func (h *Handler) Name() string { return "hostname" }
 // ServeDNS implements plugin.Handler.
 func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
 	if h.fast != nil {
-		h.startFast(ctx)
+		h.fast.Start(ctx)
 	}
 	if r.Opcode == dns.OpcodeUpdate {
 		return h.serveUpdate(ctx, w, r)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"github.com/hostmint/hostmint/plugin/hostname/fastudp"
 	"strings"
 	"testing"
 	"time"
@@ -245,7 +246,7 @@ func FuzzFastAnswer(f *testing.F) {
 		f.Add(s)
 	}
 	handlers := []*Handler{fixture(f), signedFixture(f, 3, true)}
-	answerers := make([]*fastAnswerer, len(handlers))
+	answerers := make([]*fastudp.Server, len(handlers))
 	for i, h := range handlers {
 		addFuzzRecords(f, h)
 		answerers[i] = fastOf(h, map[string]bool{"example.org.": true, "example.net.": true})

@@ -14,7 +14,7 @@ import (
 	clog "github.com/coredns/coredns/plugin/pkg/log"
 	"github.com/hostmint/hostmint/app"
 	"github.com/hostmint/hostmint/domains"
-	"github.com/hostmint/hostmint/plugin/hostname/udpbatch"
+	"github.com/hostmint/hostmint/plugin/hostname/fastudp"
 	"github.com/hostmint/hostmint/storage"
 	"github.com/miekg/dns"
 )
@@ -36,10 +36,9 @@ type config struct {
 	// (0: no limit), rrlNXDomains and rrlErrors those of their classes
 	// (0: rrlRate), every rrlSlip-th refused one sent truncated.
 	rrlRate, rrlNXDomains, rrlErrors, rrlSlip int
-	// fastUDP: fast_udp, with fastSockets sockets (0: one per CPU);
-	// numSockets is the server's own count (multisocket), read at start.
-	fastUDP                 bool
-	fastSockets, numSockets int
+	// fastUDP: fast_udp, with fastSockets sockets (0: one per CPU).
+	fastUDP     bool
+	fastSockets int
 }
 
 func setup(c *caddy.Controller) error {
@@ -70,19 +69,16 @@ func setup(c *caddy.Controller) error {
 	c.OnShutdown(h.stop)
 	if h.fast != nil {
 		c.OnStartup(func() error {
-			conf := dnsserver.GetConfig(c)
-			h.cfg.numSockets = conf.NumSockets
-			if h.fast.blocked = fastBlocker(conf); h.fast.blocked != "" {
-				log.Warningf("fast_udp is off: the %s plugin comes before hostname and must see every query", h.fast.blocked)
+			if blocked := h.fast.Check(dnsserver.GetConfig(c)); blocked != "" {
+				log.Warningf("fast_udp is off: the %s plugin comes before hostname and must see every query", blocked)
 			}
-			h.fast.checked.Store(true)
 			return nil
 		})
 		// A reload hands the address to the new instance's sockets: these
 		// close first, and open again if the new instance fails to start.
-		c.OnRestart(func() error { h.stopFast(); return nil })
-		c.OnRestartFailed(func() error { h.reopenFast(); return nil })
-		c.OnShutdown(func() error { h.stopFast(); return nil })
+		c.OnRestart(func() error { h.fast.Stop(); return nil })
+		c.OnRestartFailed(func() error { h.fast.Reopen(); return nil })
+		c.OnShutdown(func() error { h.fast.Stop(); return nil })
 	}
 	conf.AddPlugin(func(next plugin.Handler) plugin.Handler {
 		h.Next = next
@@ -101,7 +97,7 @@ func newHandler(cfg *config) *Handler {
 	h := &Handler{cfg: cfg, index: NewIndex(), static: map[string]addrList{}}
 	h.answers = &answerer{h: h, cache: newAnswerCache()}
 	if cfg.fastUDP {
-		h.fast = &fastUDP{sockets: cfg.fastSockets, servers: map[string][]*udpbatch.Server{}}
+		h.fast = fastudp.New(cfg.fastSockets, fastAnswers{h}, h, keyGateName)
 	}
 	if cfg.rrlRate > 0 {
 		h.answers.rrl = rrl.New(cfg.rrlRate, cfg.rrlNXDomains, cfg.rrlErrors, cfg.rrlSlip)

@@ -1,6 +1,7 @@
 package hostname
 
 import (
+	"github.com/hostmint/hostmint/plugin/hostname/coreinternals"
 	"sync"
 
 	"github.com/coredns/coredns/plugin/metrics"
@@ -23,7 +24,7 @@ func rawWriter(w dns.ResponseWriter) (out dns.ResponseWriter, rec *metrics.Recor
 		case *metrics.Recorder:
 			rec, inner = rw, rw.ResponseWriter
 		default:
-			next, ok := unwrapPluginWriter(inner)
+			next, ok := coreinternals.UnwrapPluginWriter(inner)
 			if !ok {
 				return nil, nil
 			}

@@ -1,4 +1,6 @@
-package hostname
+// Package coreinternals reads what the hostname plugin needs of CoreDNS
+// that CoreDNS does not export, all of it here.
+package coreinternals
 
 import (
 	"reflect"
@@ -9,8 +11,7 @@ import (
 	"github.com/miekg/dns"
 )
 
-// What the plugin reads of CoreDNS that CoreDNS does not export, all of it
-// here: a server's blocks by zone key and the opcodes it accepts
+// What is read: a server's blocks by zone key and the opcodes it accepts
 // (fast_udp answers beside the server and must route and accept as it
 // does), the tsig plugin's require option (fast_udp need not see every
 // query when nothing is required), and the writer inside CoreDNS's
@@ -20,9 +21,9 @@ import (
 // fast_udp off (the README says when) or sends the message as a message;
 // internals_test.go fails on a CoreDNS whose internals moved.
 
-// serverBlocks are srv's blocks by zone key (the first config of each: the
+// ServerBlocks are srv's blocks by zone key (the first config of each: the
 // block the server gives a key's names to); false when they cannot be read.
-func serverBlocks(srv *dnsserver.Server) (map[string]*dnsserver.Config, bool) {
+func ServerBlocks(srv *dnsserver.Server) (map[string]*dnsserver.Config, bool) {
 	v := reflect.ValueOf(srv).Elem().FieldByName("zones")
 	if !v.IsValid() || v.Kind() != reflect.Map || v.Type().Key().Kind() != reflect.String {
 		return nil, false
@@ -39,10 +40,10 @@ func serverBlocks(srv *dnsserver.Server) (map[string]*dnsserver.Config, bool) {
 	return blocks, true
 }
 
-// serverOpcodes are the opcodes beyond QUERY and NOTIFY that srv accepts
+// ServerOpcodes are the opcodes beyond QUERY and NOTIFY that srv accepts
 // (those its blocks allowed, UPDATE for dynamic_update), read by
 // reflection; false when they cannot be read.
-func serverOpcodes(srv *dnsserver.Server) (map[int]bool, bool) {
+func ServerOpcodes(srv *dnsserver.Server) (map[int]bool, bool) {
 	v := reflect.ValueOf(srv).Elem().FieldByName("allowedOpcodes")
 	if !v.IsValid() || v.Kind() != reflect.Map || v.Type().Key().Kind() != reflect.Int {
 		return nil, false
@@ -54,10 +55,10 @@ func serverOpcodes(srv *dnsserver.Server) (map[int]bool, bool) {
 	return ops, true
 }
 
-// tsigRequires reports whether a tsig plugin requires a signature on any
+// TSIGRequires reports whether a tsig plugin requires a signature on any
 // query or opcode (its require option): then it refuses unsigned queries.
 // Any surprise counts as requiring.
-func tsigRequires(ph plugin.Handler) bool {
+func TSIGRequires(ph plugin.Handler) bool {
 	v := reflect.ValueOf(ph)
 	if v.Kind() == reflect.Pointer {
 		v = v.Elem()
@@ -78,10 +79,10 @@ func tsigRequires(ph plugin.Handler) bool {
 	return false
 }
 
-// unwrapPluginWriter is the writer inside CoreDNS's per-plugin wrapper (an
+// UnwrapPluginWriter is the writer inside CoreDNS's per-plugin wrapper (an
 // unexported type, read by reflection: its one field is the writer it
 // wraps), false for any other writer.
-func unwrapPluginWriter(w dns.ResponseWriter) (dns.ResponseWriter, bool) {
+func UnwrapPluginWriter(w dns.ResponseWriter) (dns.ResponseWriter, bool) {
 	t := reflect.TypeOf(w)
 	if t == nil || t.Kind() != reflect.Pointer {
 		return nil, false

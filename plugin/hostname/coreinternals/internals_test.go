@@ -1,4 +1,4 @@
-package hostname
+package coreinternals
 
 import (
 	"context"
@@ -23,11 +23,11 @@ func TestServerBlocksAndOpcodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks, ok := serverBlocks(srv)
+	blocks, ok := ServerBlocks(srv)
 	if !ok || len(blocks) != 1 || blocks["example.org."] != cfg {
 		t.Errorf("the server's blocks: %v (%v), want example.org. -> its config", blocks, ok)
 	}
-	ops, ok := serverOpcodes(srv)
+	ops, ok := ServerOpcodes(srv)
 	if !ok || !ops[dns.OpcodeUpdate] {
 		t.Errorf("the server's opcodes: %v (%v), want UPDATE among them", ops, ok)
 	}
@@ -52,7 +52,7 @@ func TestTSIGRequires(t *testing.T) {
 		}
 		conf := dnsserver.GetConfig(c)
 		ph := conf.Plugin[len(conf.Plugin)-1](nil)
-		if got := tsigRequires(ph); got != tc.want {
+		if got := TSIGRequires(ph); got != tc.want {
 			t.Errorf("%q: requires %v, want %v", tc.block, got, tc.want)
 		}
 	}
@@ -66,10 +66,10 @@ func TestUnwrapPluginWriter(t *testing.T) {
 		return 0, nil
 	})
 	plugin.NextOrFailure("x", next, context.Background(), rec, new(dns.Msg))
-	if inner, ok := unwrapPluginWriter(got); !ok || inner != dns.ResponseWriter(rec) {
+	if inner, ok := UnwrapPluginWriter(got); !ok || inner != dns.ResponseWriter(rec) {
 		t.Errorf("the writer inside CoreDNS's per-plugin wrapper %T: %v, %v", got, inner, ok)
 	}
-	if _, ok := unwrapPluginWriter(rec); ok {
+	if _, ok := UnwrapPluginWriter(rec); ok {
 		t.Errorf("a writer that is no wrapper was unwrapped")
 	}
 }

@@ -1,4 +1,4 @@
-package hostname
+package fastudp
 
 import (
 	"encoding/binary"
@@ -7,13 +7,27 @@ import (
 	"github.com/miekg/dns"
 )
 
-// parseQuery reads a plain query from q: one question of class IN whose
+// Query is a plain query read from a datagram.
+type Query struct {
+	Name     string // lowercase FQDN: the bytes ParseQuery was given, not to be kept
+	Wire     []byte // the name on the wire, as asked
+	Qtype    uint16
+	ID       uint16
+	RD, CD   bool
+	EDNS, DO bool // it has an OPT, with the DO bit
+	Limit    int  // the largest answer the client takes: its buffer, at most maxUDPSize
+}
+
+// maxUDPSize caps a UDP answer whatever EDNS buffer the client claims
+// (the plugin's, the DNS Flag Day 2020 size).
+const maxUDPSize = 1232
+
+// ParseQuery reads a plain query from q: one question of class IN whose
 // name is letters, digits, '-' and '_' (lowercased into name, dotted), and
 // at most an OPT of version 0 with no options, nothing else. false for
-// anything else: the full server reads it. The ask's name is name's
-// bytes, its wire q's.
-func parseQuery(q []byte, name *[256]byte) (ask, bool) {
-	var p ask
+// anything else: the full server reads it.
+func ParseQuery(q []byte, name *[256]byte) (Query, bool) {
+	var p Query
 	// ID, QR clear and opcode QUERY, rcode 0; one question, no answers
 	// or authority, at most one additional record.
 	if len(q) < 17 || q[2]&0xf8 != 0 || q[3]&0x0f != 0 ||
@@ -52,11 +66,11 @@ func parseQuery(q []byte, name *[256]byte) (ask, bool) {
 	if n == 0 || off+4 > len(q) || binary.BigEndian.Uint16(q[off+2:]) != dns.ClassINET {
 		return p, false
 	}
-	p.name, p.wire = unsafe.String(&name[0], n), q[12:off]
-	p.qtype, p.class = binary.BigEndian.Uint16(q[off:]), dns.ClassINET
-	p.id, p.rd, p.cd = binary.BigEndian.Uint16(q), q[2]&0x01 != 0, q[3]&0x10 != 0
+	p.Name, p.Wire = unsafe.String(&name[0], n), q[12:off]
+	p.Qtype = binary.BigEndian.Uint16(q[off:])
+	p.ID, p.RD, p.CD = binary.BigEndian.Uint16(q), q[2]&0x01 != 0, q[3]&0x10 != 0
 	off += 4
-	p.limit = dns.MinMsgSize
+	p.Limit = dns.MinMsgSize
 	switch {
 	case ar == 0 && off == len(q):
 		return p, true
@@ -68,11 +82,8 @@ func parseQuery(q []byte, name *[256]byte) (ask, bool) {
 			binary.BigEndian.Uint16(q[off+9:]) != 0 {
 			return p, false
 		}
-		p.limit = min(max(int(binary.BigEndian.Uint16(q[off+3:])), dns.MinMsgSize), maxUDPSize)
-		p.flags = askEDNS
-		if q[off+7]&0x80 != 0 {
-			p.flags |= askDO
-		}
+		p.Limit = min(max(int(binary.BigEndian.Uint16(q[off+3:])), dns.MinMsgSize), maxUDPSize)
+		p.EDNS, p.DO = true, q[off+7]&0x80 != 0
 		return p, true
 	}
 	return p, false

@@ -1,4 +1,4 @@
-package hostname
+package fastudp
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"strconv"
 )
 
-// fastAddrs are the addresses fast_udp opens its sockets on for a server
+// listenAddrs are the addresses fast_udp opens its sockets on for a server
 // on addr (HOST:PORT). A specific address is its own. On a wildcard one
 // (a block without bind, as the container's), a socket of the wildcard
 // group would answer from whatever source its route picks, not the
@@ -16,7 +16,7 @@ import (
 // which the kernel prefers to the wildcard's for the datagrams sent there
 // (one reads an address added later: the server's own sockets answer it).
 // alone is true then: the server has no socket in their groups.
-func fastAddrs(addr string, ifaces func() ([]net.Addr, error)) (addrs []string, alone bool, err error) {
+func listenAddrs(addr string, ifaces func() ([]net.Addr, error)) (addrs []string, alone bool, err error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, false, err

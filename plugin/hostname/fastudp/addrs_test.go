@@ -1,4 +1,4 @@
-package hostname
+package fastudp
 
 import (
 	"net"
@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func TestFastAddrs(t *testing.T) {
+func TestListenAddrs(t *testing.T) {
 	t.Parallel()
 	ifaces := func() ([]net.Addr, error) {
 		var as []net.Addr
@@ -31,7 +31,7 @@ func TestFastAddrs(t *testing.T) {
 		{addr: "localhost:53", err: true},
 		{addr: "53", err: true},
 	} {
-		got, alone, err := fastAddrs(tc.addr, ifaces)
+		got, alone, err := listenAddrs(tc.addr, ifaces)
 		if (err != nil) != tc.err || !slices.Equal(got, tc.want) || alone != tc.alone {
 			t.Errorf("%s: %v alone %t (%v); want %v alone %t", tc.addr, got, alone, err, tc.want, tc.alone)
 		}
