@@ -119,7 +119,7 @@ func (c *answerCache) add(e *entry) {
 // entry is the answer to q in z: kept, or built, packed and kept when its
 // bytes will do for every query that asks the same.
 func (a *answerer) entry(q *ask, z *zone, now time.Time) *entry {
-	serial, ms := a.h.index.serial.Load(), now.UnixMilli()
+	serial, ms := a.h.index.Serial(), now.UnixMilli()
 	var n *node
 	if q.name != z.name {
 		n = z.names.get(q.name)

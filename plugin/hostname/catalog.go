@@ -87,7 +87,7 @@ func catalogSerial(zs *zoneSet) uint32 {
 // catalog is the catalog of the index's zone set now: made again only
 // when its serial moved (the same serial is the same members).
 func (h *Handler) catalog() *catalogData {
-	zs := h.index.zones.Load()
+	zs := h.index.zoneSet()
 	serial := catalogSerial(zs)
 	if c := h.catalogs.Load(); c != nil && c.serial == serial {
 		return c

@@ -89,9 +89,14 @@ type zone struct {
 
 type zoneSet map[string]*zone
 
-// NewIndex returns an empty index.
-func NewIndex() *Index {
-	ix := &Index{extra: map[string][]string{}, regNames: map[string]string{}}
+// NewIndex returns an empty index whose signed zones' keys signers opens
+// (nil: none is opened), with acme-dns registrations under acmeDNS ("" for
+// none).
+func NewIndex(signers func(*storage.Domain) (*domains.Signer, error), acmeDNS string) *Index {
+	ix := &Index{extra: map[string][]string{}, regNames: map[string]string{}, signers: signers}
+	if acmeDNS != "" {
+		ix.acmeDNS = dns.Fqdn(acmeDNS)
+	}
 	ix.zones.Store(&zoneSet{})
 	return ix
 }
@@ -111,6 +116,16 @@ func (zs *zoneSet) of(qname string) *zone {
 	}
 	return nil
 }
+
+// zone is the zone called name (lowercase FQDN), nil when none is.
+func (ix *Index) zone(name string) *zone { return (*ix.zones.Load())[name] }
+
+// zoneSet is the zone set now (not to be modified).
+func (ix *Index) zoneSet() *zoneSet { return ix.zones.Load() }
+
+// Serial is the change feed's position the index stands at: the zones'
+// SOA serial.
+func (ix *Index) Serial() uint32 { return ix.serial.Load() }
 
 // node returns the entry for qname (lowercase FQDN), if any.
 func (ix *Index) node(qname string) *node { return ix.zones.Load().get(qname) }

@@ -83,7 +83,7 @@ func TestLoadTouchesEveryZone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix := NewIndex()
+	ix := NewIndex(nil, "")
 	var got []string
 	defer ix.Watch(func(zones []string) { got = append(got, zones...) })()
 	if err := ix.Load(ctx, st.Reader()); err != nil {

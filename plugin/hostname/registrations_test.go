@@ -51,8 +51,7 @@ func TestRegistrationNodes(t *testing.T) {
 		}
 		return nil
 	})
-	ix := NewIndex()
-	ix.acmeDNS = "auth.example.org."
+	ix := NewIndex(nil, "auth.example.org")
 	if err := ix.Load(ctx, st.Reader()); err != nil {
 		t.Fatal(err)
 	}

@@ -94,7 +94,7 @@ func setup(c *caddy.Controller) error {
 }
 
 func newHandler(cfg *config) *Handler {
-	h := &Handler{cfg: cfg, index: NewIndex(), static: map[string]addrList{}}
+	h := &Handler{cfg: cfg, index: NewIndex(nil, ""), static: map[string]addrList{}}
 	h.answers = &answerer{h: h, cache: newAnswerCache()}
 	if cfg.fastUDP {
 		h.fast = fastudp.New(cfg.fastSockets, fastAnswers{h}, h, keyGateName)
@@ -203,12 +203,7 @@ func startNode(cfg app.Config, newIndex app.NewIndex) (Node, Updater, error) {
 // store and listener) and answers from its store's index.
 func (h *Handler) start() error {
 	n, updater, err := startNode(h.cfg.app, func(signers func(*storage.Domain) (*domains.Signer, error)) app.Index {
-		ix := NewIndex()
-		ix.signers = signers
-		if d := h.cfg.app.ACMEDNSDomain; d != "" {
-			ix.acmeDNS = dns.Fqdn(d)
-		}
-		return ix
+		return NewIndex(signers, h.cfg.app.ACMEDNSDomain)
 	})
 	if err != nil {
 		return plugin.Error("hostname", err)

@@ -31,7 +31,7 @@ var errNotLoaded = errors.New("the index is not loaded yet")
 // the difference from the journal (RFC 1995, condensed to one) when it
 // reaches back that far, and else the whole zone (RFC 1995's fallback).
 func (h *Handler) Transfer(zone string, serial uint32) (<-chan []dns.RR, error) {
-	z := (*h.index.zones.Load())[dns.CanonicalName(zone)]
+	z := h.index.zone(dns.CanonicalName(zone))
 	if z == nil && h.cfg.catalog != "" && dns.CanonicalName(zone) == h.cfg.catalog {
 		return h.transferCatalog(serial)
 	}
@@ -96,20 +96,8 @@ func (h *Handler) Transfer(zone string, serial uint32) (<-chan []dns.RR, error) 
 // asks for the whole zone, which is right but costly, while one told too
 // little would keep a stale address beside the new one.
 func (h *Handler) ixfr(name string, serial uint32) ([]dns.RR, bool) {
-	ix := h.index
-	ix.jr.mu.Lock()
-	z := (*ix.zones.Load())[name] // as it stands at the serial read with it
-	names, old, ok := ix.jr.since(name, serial)
-	ok = ok && z != nil && !z.signed // else the AXFR path answers, or refuses
-	cur := ix.serial.Load()
-	now := map[string]*node{}
-	if ok {
-		for _, n := range names {
-			now[n] = z.names.get(n)
-		}
-	}
-	ix.jr.mu.Unlock()
-	if !ok {
+	z, cur, names, old, now, ok := h.index.changes(name, serial)
+	if !ok || z.signed { // the AXFR path answers, or refuses
 		return nil, false
 	}
 	// The serial read with the names, not the index's by now.
@@ -202,100 +190,3 @@ func (h *Handler) nodeRRsAll(z *zone, name string, n *node) []dns.RR {
 // serialOlder reports whether serial a is older than b in serial number
 // arithmetic (RFC 1982): the feed's ids wrap at 2^32 as SOA serials.
 func serialOlder(a, b uint32) bool { return a != b && b-a < 1<<31 }
-
-// named is a name of the index with its node; a nil node is a name left
-// out.
-type named struct {
-	name string
-	n    *node
-}
-
-// nameChunk is how many names a chunk of a zone's copy holds: a small team
-// zone on a node of a million names takes one, not the whole index's size,
-// and a large zone's copy grows without copying what it holds.
-const nameChunk = 1 << 14
-
-// zoneNames is every name of the zone called name (not of a zone below
-// it) with its node as they stood at one serial, in chunks, that serial,
-// and the zone as it stood then (nil when there is none). The zone's names
-// are copied shard by shard while the feed goes on; then the names the
-// journal says changed since the serial are put back as they were at it.
-// Nodes are never changed once in the index, so the copy is of pointers
-// (24 bytes a name), and it costs the zone's names, not the node's. When
-// the journal no longer reaches back that far (a domain or a snapshot
-// reset it meanwhile), the copy is made again under the journal's lock,
-// which holds the feed up while it runs.
-func (ix *Index) zoneNames(name string) ([][]named, uint32, *zone) {
-	ix.jr.mu.Lock()
-	z, serial := (*ix.zones.Load())[name], ix.serial.Load()
-	ix.jr.mu.Unlock()
-	if z == nil {
-		return nil, 0, nil
-	}
-	if ix.copying != nil {
-		ix.copying()
-	}
-	chunks := copyNames(z.names)
-	ix.jr.mu.Lock()
-	changed, old, ok := ix.jr.since(name, serial)
-	if now := (*ix.zones.Load())[name]; !ok || now != z {
-		z, serial = now, ix.serial.Load()
-		chunks, changed = nil, nil
-		if z != nil {
-			chunks = copyNames(z.names)
-		}
-	}
-	ix.jr.mu.Unlock()
-	if len(changed) > 0 {
-		chunks = asAt(chunks, changed, old)
-	}
-	return chunks, serial, z
-}
-
-// copyNames copies the names of t, one shard at a time.
-func copyNames(t *nameTable) [][]named {
-	var chunks [][]named
-	var c []named
-	size := 64 // a team zone's names take one small chunk, a large zone's grow to nameChunk
-	t.each(func(name string, n *node) {
-		if len(c) == cap(c) {
-			if c != nil {
-				chunks = append(chunks, c)
-			}
-			c = make([]named, 0, size)
-			size = min(nameChunk, 4*size)
-		}
-		c = append(c, named{name, n})
-	})
-	if len(c) > 0 {
-		chunks = append(chunks, c)
-	}
-	return chunks
-}
-
-// asAt puts the changed names back as they were (old; nil: the name did
-// not exist then, and is left out).
-func asAt(chunks [][]named, changed []string, old map[string]*node) [][]named {
-	pending := make(map[string]*node, len(changed))
-	for _, n := range changed {
-		pending[n] = old[n]
-	}
-	for _, c := range chunks {
-		for i := range c {
-			if o, ok := pending[c[i].name]; ok {
-				delete(pending, c[i].name)
-				c[i].n = o
-			}
-		}
-	}
-	var rest []named // deleted since, or not reached by the copy
-	for _, n := range changed {
-		if o, ok := pending[n]; ok && o != nil {
-			rest = append(rest, named{n, o})
-		}
-	}
-	if len(rest) > 0 {
-		chunks = append(chunks, rest)
-	}
-	return chunks
-}
