@@ -1,6 +1,7 @@
 package hostname
 
 import (
+	"github.com/hostmint/hostmint/plugin/hostname/index"
 	"github.com/hostmint/hostmint/plugin/hostname/sign"
 	"strings"
 	"time"
@@ -19,7 +20,7 @@ const (
 // know of it.
 type reply struct {
 	m       *dns.Msg
-	z       *zone
+	z       *index.Zone
 	owner   string   // qname in the client's case
 	types   []uint16 // the types at qname, for NSEC on a negative answer
 	missing bool     // qname does not exist
@@ -29,10 +30,10 @@ type reply struct {
 // answer fills m, the answer to qtype at name in z, writing name as owner
 // (the question's, in the case the answerer packs it); do: the client asked
 // for DNSSEC records.
-func (h *Handler) answer(m *dns.Msg, z *zone, name, owner string, qtype uint16, do bool, now time.Time) {
-	var n *node
-	if name != z.name {
-		n = z.names.get(name)
+func (h *Handler) answer(m *dns.Msg, z *index.Zone, name, owner string, qtype uint16, do bool, now time.Time) {
+	var n *index.Node
+	if name != z.Name {
+		n = z.Names.Get(name)
 	}
 	if h.nxdomain(z, n, name, qtype, do, now) {
 		m.Ns = []dns.RR{h.soa(z, h.cfg.app.SOA.Minimum)}
@@ -41,7 +42,7 @@ func (h *Handler) answer(m *dns.Msg, z *zone, name, owner string, qtype uint16, 
 	}
 	r := &reply{m: m, z: z, owner: owner}
 	h.fill(r, name, qtype, now)
-	if z.signer != nil && (qtype == dns.TypeNSEC || qtype == dns.TypeRRSIG) {
+	if z.Signer != nil && (qtype == dns.TypeNSEC || qtype == dns.TypeRRSIG) {
 		// A signed zone holds an NSEC and RRSIGs at every name (a black
 		// lie's included): they are answered, never denied by an NSEC
 		// that lists them (RFC 4035 3.1.3.1).
@@ -50,7 +51,7 @@ func (h *Handler) answer(m *dns.Msg, z *zone, name, owner string, qtype uint16, 
 	if len(m.Answer) == 0 {
 		m.Ns = []dns.RR{h.soa(z, h.cfg.app.SOA.Minimum)}
 	}
-	if do && z.signer != nil {
+	if do && z.Signer != nil {
 		h.sign(r, qtype, now)
 	}
 }
@@ -59,8 +60,8 @@ func (h *Handler) answer(m *dns.Msg, z *zone, name, owner string, qtype uint16, 
 // n, nil for none) is the zone's NXDOMAIN, the same for every missing
 // name: the name does not exist and nothing is signed (in a signed zone a
 // denial with DO is the name's own, and its NSEC and RRSIG are answered).
-func (h *Handler) nxdomain(z *zone, n *node, name string, qtype uint16, do bool, now time.Time) bool {
-	if z.signer != nil && (do || qtype == dns.TypeNSEC || qtype == dns.TypeRRSIG) {
+func (h *Handler) nxdomain(z *index.Zone, n *index.Node, name string, qtype uint16, do bool, now time.Time) bool {
+	if z.Signer != nil && (do || qtype == dns.TypeNSEC || qtype == dns.TypeRRSIG) {
 		return false
 	}
 	return h.missing(z, n, name, now)
@@ -69,12 +70,12 @@ func (h *Handler) nxdomain(z *zone, n *node, name string, qtype uint16, do bool,
 // missing reports whether name, whose node in z is n, does not exist: no
 // live hostname or record holds it, it is no nameserver's name, nor a
 // name above one or above acme_dns_domain.
-func (h *Handler) missing(z *zone, n *node, name string, now time.Time) bool {
-	if name == z.name || h.static[name] != "" {
+func (h *Handler) missing(z *index.Zone, n *index.Node, name string, now time.Time) bool {
+	if name == z.Name || h.static[name] != "" {
 		return false
 	}
 	if n != nil {
-		if _, live := n.ttl(0, now); live {
+		if _, live := n.TTL(0, now); live {
 			return false
 		}
 	}
@@ -85,7 +86,7 @@ func (h *Handler) missing(z *zone, n *node, name string, now time.Time) bool {
 // name, or at any other name.
 func (h *Handler) fill(r *reply, qname string, qtype uint16, now time.Time) {
 	switch {
-	case qname == r.z.name:
+	case qname == r.z.Name:
 		h.apex(r, qtype)
 	case h.static[qname] != "":
 		r.types = addrTypes(h.static[qname])
@@ -93,7 +94,7 @@ func (h *Handler) fill(r *reply, qname string, qtype uint16, now time.Time) {
 			r.positive(anyRRs(r.owner, r.types, served.TTL))
 			break
 		}
-		r.positive(addrRRs(r.owner, qtype, h.static[qname], ttlNS))
+		r.positive(index.AddrRRs(r.owner, qtype, h.static[qname], ttlNS))
 	default:
 		h.name(r, qname, qtype, now)
 	}
@@ -121,40 +122,40 @@ func (h *Handler) dnssecRecords(r *reply, qname string, qtype uint16, now time.T
 		sets = append(sets, one.m.Answer...)
 		r.capped = r.capped || one.capped
 	}
-	signed := r.z.signer.Section(sets, h.fullTTL(r), now)
+	signed := r.z.Signer.Section(sets, h.fullTTL(r), now)
 	r.positive(signed[len(sets):])
 }
 
 // name answers for a name below the apex: a hostname, a name with records
 // under it, an empty non-terminal, or nothing.
 func (h *Handler) name(r *reply, qname string, qtype uint16, now time.Time) {
-	n := h.index.node(qname)
+	n := h.index.Node(qname)
 	var ttl uint32
 	live := false
 	if n != nil {
-		ttl, live = n.ttl(h.cfg.addressTTL, now)
-		r.capped = n.expires != 0
+		ttl, live = n.TTL(h.cfg.addressTTL, now)
+		r.capped = n.Expires != 0
 	}
 	if !live {
 		r.missing = h.missing(r.z, n, qname, now)
 		return
 	}
-	r.types = n.typeList()
+	r.types = n.TypeList()
 	// The domain's CAA policy stands at every hostname without a CAA of its own.
-	policy := served.PolicyAt(n.host, n.rrsets, r.z.caa)
+	policy := served.PolicyAt(n.Host, n.RRsets, r.z.CAA)
 	if policy != nil {
 		r.types = withType(r.types, dns.TypeCAA)
 	}
-	rttl, _ := n.ttl(served.TTL, now)
+	rttl, _ := n.TTL(served.TTL, now)
 	if qtype == dns.TypeANY {
 		r.positive(anyRRs(r.owner, r.types, rttl))
 		return
 	}
 	var rrs []dns.RR
 	if qtype == dns.TypeA || qtype == dns.TypeAAAA {
-		rrs = addrRRs(r.owner, qtype, n.addrs, ttl)
+		rrs = index.AddrRRs(r.owner, qtype, n.Addrs, ttl)
 	}
-	if set := n.rrsets[qtype]; set != nil {
+	if set := n.RRsets[qtype]; set != nil {
 		rrs = append(rrs, served.Rewrite(set, r.owner, rttl)...)
 	}
 	if policy != nil && qtype == dns.TypeCAA {
@@ -181,27 +182,13 @@ func anyRRs(owner string, types []uint16, ttl uint32) []dns.RR {
 	}}
 }
 
-// ttl is the TTL to serve n's records with: never past its hostname's
-// expiry, so caches drop an idle name when we do. live is false once it has
-// expired.
-func (n *node) ttl(max uint32, now time.Time) (ttl uint32, live bool) {
-	if n.expires == 0 {
-		return max, true
-	}
-	left := n.expires - now.UnixMilli()
-	if left <= 0 {
-		return 0, false
-	}
-	return uint32(min(int64(max), (left+999)/1000)), true
-}
-
 func (h *Handler) apex(r *reply, qtype uint16) {
 	z := r.z
 	r.types = []uint16{dns.TypeNS, dns.TypeSOA}
-	if len(z.caa) > 0 {
+	if len(z.CAA) > 0 {
 		r.types = withType(r.types, dns.TypeCAA)
 	}
-	if z.signer != nil {
+	if z.Signer != nil {
 		r.types = withType(withType(withType(r.types, dns.TypeDNSKEY), dns.TypeCDS), dns.TypeCDNSKEY)
 	}
 	if qtype == dns.TypeANY {
@@ -219,12 +206,12 @@ func (h *Handler) apex(r *reply, qtype uint16) {
 		r.m.Extra = h.glue()
 	}
 	if qtype == dns.TypeCAA {
-		rrs = append(rrs, served.Rewrite(z.caa, r.owner, served.TTL)...)
+		rrs = append(rrs, served.Rewrite(z.CAA, r.owner, served.TTL)...)
 	}
-	if z.signer != nil && (qtype == dns.TypeDNSKEY || qtype == dns.TypeCDNSKEY || qtype == dns.TypeCDS) {
+	if z.Signer != nil && (qtype == dns.TypeDNSKEY || qtype == dns.TypeCDNSKEY || qtype == dns.TypeCDS) {
 		// The key, and the same key as CDNSKEY and its DS as CDS (RFC 7344,
 		// RFC 8078): a parent that scans for them installs the DS itself.
-		k := *z.signer.DNSKEY()
+		k := *z.Signer.DNSKEY()
 		k.Hdr.Name, k.Hdr.Ttl = r.owner, ttlDNSKEY
 		switch qtype {
 		case dns.TypeDNSKEY:
@@ -244,7 +231,7 @@ func (h *Handler) apex(r *reply, qtype uint16) {
 // A name that does not exist gets a black lie: NOERROR, and an NSEC saying
 // the name holds nothing but NSEC and RRSIG.
 func (h *Handler) sign(r *reply, qtype uint16, now time.Time) {
-	m, s := r.m, r.z.signer
+	m, s := r.m, r.z.Signer
 	if len(m.Answer) == 0 {
 		m.Rcode = dns.RcodeSuccess
 		types := r.types
@@ -261,7 +248,7 @@ func (h *Handler) sign(r *reply, qtype uint16, now time.Time) {
 	// unsigned, as glue does.
 	var ours, theirs []dns.RR
 	for _, rr := range m.Extra {
-		if h.index.zoneOf(dns.CanonicalName(rr.Header().Name)) == r.z {
+		if h.index.ZoneOf(dns.CanonicalName(rr.Header().Name)) == r.z {
 			ours = append(ours, rr)
 		} else {
 			theirs = append(theirs, rr)
@@ -297,17 +284,17 @@ func (h *Handler) nsRRs(owner string) []dns.RR {
 func (h *Handler) glue() []dns.RR {
 	var rrs []dns.RR
 	for _, n := range h.ns {
-		if h.index.zoneOf(n) == nil {
+		if h.index.ZoneOf(n) == nil {
 			continue
 		}
-		rrs = append(rrs, addrRRs(n, dns.TypeA, h.static[n], ttlNS)...)
-		rrs = append(rrs, addrRRs(n, dns.TypeAAAA, h.static[n], ttlNS)...)
+		rrs = append(rrs, index.AddrRRs(n, dns.TypeA, h.static[n], ttlNS)...)
+		rrs = append(rrs, index.AddrRRs(n, dns.TypeAAAA, h.static[n], ttlNS)...)
 	}
 	return rrs
 }
 
-func addrTypes(addrs addrList) []uint16 {
-	return (&node{addrs: addrs}).typeList()
+func addrTypes(addrs index.AddrList) []uint16 {
+	return (&index.Node{Addrs: addrs}).TypeList()
 }
 
 func withType(ts []uint16, t uint16) []uint16 {

@@ -1,6 +1,7 @@
 package hostname
 
 import (
+	"github.com/hostmint/hostmint/plugin/hostname/index"
 	"github.com/hostmint/hostmint/plugin/hostname/sign"
 	"hash/maphash"
 	"strings"
@@ -35,9 +36,9 @@ const (
 
 // entry is one answer as bytes.
 type entry struct {
-	z        *zone
-	n        *node  // the name's node; nil for a name without one
-	name     string // lowercase; "" for the zone's NXDOMAIN
+	z        *index.Zone
+	n        *index.Node // the name's node; nil for a name without one
+	name     string      // lowercase; "" for the zone's NXDOMAIN
 	qtype    uint16
 	flags    uint8
 	bySerial bool   // good only at serial
@@ -83,18 +84,18 @@ func newAnswerCache() *answerCache {
 var answerSeed = maphash.MakeSeed()
 
 // answerKey is the one key scheme of every entry.
-func answerKey(z *zone, name string, qtype uint16, flags uint8) uint64 {
+func answerKey(z *index.Zone, name string, qtype uint16, flags uint8) uint64 {
 	return maphash.Comparable(answerSeed, answerID{z, name, qtype, flags})
 }
 
 type answerID struct {
-	z     *zone
+	z     *index.Zone
 	name  string
 	qtype uint16
 	flags uint8
 }
 
-func (c *answerCache) part(n *node) *cache.Cache[*entry] {
+func (c *answerCache) part(n *index.Node) *cache.Cache[*entry] {
 	if n == nil {
 		return c.denials
 	}
@@ -103,7 +104,7 @@ func (c *answerCache) part(n *node) *cache.Cache[*entry] {
 
 // get is the kept answer to q at name in z, whose node is n now; nil
 // when none is good.
-func (c *answerCache) get(z *zone, n *node, name string, q *ask, serial uint32, now int64) *entry {
+func (c *answerCache) get(z *index.Zone, n *index.Node, name string, q *ask, serial uint32, now int64) *entry {
 	e, ok := c.part(n).Get(answerKey(z, name, q.qtype, q.flags))
 	if !ok || e.z != z || e.n != n || e.qtype != q.qtype || e.flags != q.flags || e.name != name ||
 		e.bySerial && e.serial != serial || e.until != 0 && now >= e.until {
@@ -118,11 +119,11 @@ func (c *answerCache) add(e *entry) {
 
 // entry is the answer to q in z: kept, or built, packed and kept when its
 // bytes will do for every query that asks the same.
-func (a *answerer) entry(q *ask, z *zone, now time.Time) *entry {
+func (a *answerer) entry(q *ask, z *index.Zone, now time.Time) *entry {
 	serial, ms := a.h.index.Serial(), now.UnixMilli()
-	var n *node
-	if q.name != z.name {
-		n = z.names.get(q.name)
+	var n *index.Node
+	if q.name != z.Name {
+		n = z.Names.Get(q.name)
 	}
 	keepable := q.keepable()
 	if keepable {
@@ -154,21 +155,21 @@ func (a *answerer) entry(q *ask, z *zone, now time.Time) *entry {
 }
 
 // keep decides whether e, built as m for q, may be kept, and until when.
-func (a *answerer) keep(e *entry, m *dns.Msg, q *ask, z *zone, n *node) bool {
+func (a *answerer) keep(e *entry, m *dns.Msg, q *ask, z *index.Zone, n *index.Node) bool {
 	if m.Truncated || m.Rcode != dns.RcodeSuccess && m.Rcode != dns.RcodeNameError ||
 		q.qtype == dns.TypeRRSIG || // signatures of several RRsets, each renewed on its own
 		len(e.head)+len(e.tail)+len(q.wire)+4 > maxUDPSize {
 		return false
 	}
-	if q.flags&askDO != 0 && z.signer != nil && (!allSigned(m.Answer) || !allSigned(m.Ns)) {
+	if q.flags&askDO != 0 && z.Signer != nil && (!allSigned(m.Answer) || !allSigned(m.Ns)) {
 		return false // a signature failed: answered once, never kept
 	}
 	e.bySerial = e.n == nil || len(m.Ns) > 0
 	e.until = 0
-	if n != nil && e.n != nil && n.expires != 0 {
+	if n != nil && e.n != nil && n.Expires != 0 {
 		// Once less than a full TTL is left to the name's expiry, its TTLs
 		// shorten.
-		e.until = n.expires - int64(max(a.h.cfg.addressTTL, served.TTL))*1000
+		e.until = n.Expires - int64(max(a.h.cfg.addressTTL, served.TTL))*1000
 		if e.until <= time.Now().UnixMilli() {
 			return false
 		}

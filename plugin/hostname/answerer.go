@@ -1,6 +1,7 @@
 package hostname
 
 import (
+	"github.com/hostmint/hostmint/plugin/hostname/index"
 	"github.com/hostmint/hostmint/plugin/hostname/rrl"
 	"net/netip"
 	"slices"
@@ -85,7 +86,7 @@ func (q *ask) keepable() bool { return q.class == dns.ClassINET && q.opts == nil
 // respond appends to buf the answer to q, a question in z, and says its
 // rcode; nil when response_rate_limit drops it. client is the query's
 // source over UDP, the zero Addr over TCP (never limited).
-func (a *answerer) respond(buf []byte, q *ask, z *zone, client netip.Addr) ([]byte, int) {
+func (a *answerer) respond(buf []byte, q *ask, z *index.Zone, client netip.Addr) ([]byte, int) {
 	now := time.Now()
 	e := a.entry(q, z, now)
 	if e.size(q) > q.limit {
@@ -94,7 +95,7 @@ func (a *answerer) respond(buf []byte, q *ask, z *zone, client netip.Addr) ([]by
 		m.Truncate(q.limit)
 		e = a.pack(m, q, true)
 	}
-	if ok, slip := a.pass(buf, q, e.rcode, e.answered, z.kind, z.name, client); !ok {
+	if ok, slip := a.pass(buf, q, e.rcode, e.answered, z.Kind, z.Name, client); !ok {
 		return slip, e.rcode
 	}
 	return e.splice(buf, q), e.rcode
@@ -104,9 +105,9 @@ func (a *answerer) respond(buf []byte, q *ask, z *zone, client netip.Addr) ([]by
 // messages (a plugin before this one) or a signed query: built as the
 // bytes are, never kept; nil when response_rate_limit drops it. owner is
 // the name as asked.
-func (a *answerer) message(q *ask, owner string, z *zone, client netip.Addr) *dns.Msg {
+func (a *answerer) message(q *ask, owner string, z *index.Zone, client netip.Addr) *dns.Msg {
 	m := a.build(q, z, owner, time.Now())
-	return a.sendMessage(q, m, z.kind, z.name, client)
+	return a.sendMessage(q, m, z.Kind, z.Name, client)
 }
 
 // respondMsg is respond for m, an answer to q built elsewhere (the
@@ -214,7 +215,7 @@ func (a *answerer) slip(buf []byte, q *ask, rcode int, authoritative bool) []byt
 
 // build is the answer to q in z, as a message whose question and owner
 // names are owner: q's name in capitals for bytes (capitals says why).
-func (a *answerer) build(q *ask, z *zone, owner string, now time.Time) *dns.Msg {
+func (a *answerer) build(q *ask, z *index.Zone, owner string, now time.Time) *dns.Msg {
 	m := new(dns.Msg)
 	m.Response, m.Authoritative = true, true
 	m.Question = []dns.Question{{Name: owner, Qtype: q.qtype, Qclass: q.class}}

@@ -109,7 +109,7 @@ func TestWireAnswers(t *testing.T) {
 // kept is the answer h keeps for a question, nil if none.
 func kept(h *Handler, qname string, qtype uint16, edns, do bool) *entry {
 	qname = dns.CanonicalName(qname)
-	z := h.index.zoneOf(qname)
+	z := h.index.ZoneOf(qname)
 	q := ask{name: qname, qtype: qtype, class: dns.ClassINET}
 	if edns {
 		q.flags |= askEDNS
@@ -117,7 +117,7 @@ func kept(h *Handler, qname string, qtype uint16, edns, do bool) *entry {
 	if do {
 		q.flags |= askDO
 	}
-	return h.answers.cache.get(z, z.names.get(qname), qname, &q, h.index.serial.Load(), time.Now().UnixMilli())
+	return h.answers.cache.get(z, z.Names.Get(qname), qname, &q, h.index.Serial(), time.Now().UnixMilli())
 }
 
 // The bytes belong to one version of a name: after a change the name
@@ -210,8 +210,8 @@ func TestWireSigned(t *testing.T) {
 func TestWireKeepsOnlySigned(t *testing.T) {
 	t.Parallel()
 	h := signedFixture(t, 1, true)
-	z := (*h.index.zones.Load())["example.org."]
-	n := z.names.get("h000000.example.org.")
+	z := (*h.index.Zones())["example.org."]
+	n := z.Names.Get("h000000.example.org.")
 	q := new(dns.Msg)
 	q.SetQuestion("h000000.example.org.", dns.TypeA)
 	q.SetEdns0(1232, true)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
+	"github.com/hostmint/hostmint/plugin/hostname/index"
 	"slices"
 	"strings"
 
@@ -42,22 +43,22 @@ func memberID(id string) string {
 }
 
 // catalogOf builds the catalog named name from zs.
-func catalogOf(name string, zs *zoneSet) *catalogData {
+func catalogOf(name string, zs *index.Set) *catalogData {
 	c := &catalogData{serial: catalogSerial(zs), names: map[string][]dns.RR{}}
 	hdr := func(owner string, t uint16) dns.RR_Header {
 		return dns.RR_Header{Name: owner, Rrtype: t, Class: dns.ClassINET, Ttl: 0}
 	}
 	c.add(name, &dns.NS{Hdr: hdr(name, dns.TypeNS), Ns: "invalid."})
 	c.add(name, &dns.TXT{Hdr: hdr("version."+name, dns.TypeTXT), Txt: []string{catalogVersion}})
-	members := make([]*zone, 0, len(*zs))
+	members := make([]*index.Zone, 0, len(*zs))
 	for _, z := range *zs {
-		if !z.signed {
+		if !z.Signed {
 			members = append(members, z)
 		}
 	}
-	slices.SortFunc(members, func(a, b *zone) int { return strings.Compare(a.name, b.name) })
+	slices.SortFunc(members, func(a, b *index.Zone) int { return strings.Compare(a.Name, b.Name) })
 	for _, z := range members {
-		c.add(name, &dns.PTR{Hdr: hdr(memberID(z.id)+".zones."+name, dns.TypePTR), Ptr: z.name})
+		c.add(name, &dns.PTR{Hdr: hdr(memberID(z.ID)+".zones."+name, dns.TypePTR), Ptr: z.Name})
 	}
 	return c
 }
@@ -76,10 +77,10 @@ func (c *catalogData) add(catalog string, rr dns.RR) {
 }
 
 // catalogSerial is the serial of zs's catalog.
-func catalogSerial(zs *zoneSet) uint32 {
+func catalogSerial(zs *index.Set) uint32 {
 	serial := int64(1)
 	for _, z := range *zs {
-		serial += z.catalogVersion
+		serial += z.CatalogVersion
 	}
 	return uint32(serial)
 }
@@ -87,7 +88,7 @@ func catalogSerial(zs *zoneSet) uint32 {
 // catalog is the catalog of the index's zone set now: made again only
 // when its serial moved (the same serial is the same members).
 func (h *Handler) catalog() *catalogData {
-	zs := h.index.zoneSet()
+	zs := h.index.Zones()
 	serial := catalogSerial(zs)
 	if c := h.catalogs.Load(); c != nil && c.serial == serial {
 		return c
@@ -150,7 +151,7 @@ func (h *Handler) transferCatalog(serial uint32) (<-chan []dns.RR, error) {
 	c := h.catalog()
 	soa := h.catalogSOA(c)
 	ch := make(chan []dns.RR, 1)
-	if serial != 0 && !serialOlder(serial, c.serial) {
+	if serial != 0 && !index.SerialOlder(serial, c.serial) {
 		xfrOut.WithLabelValues("current").Inc()
 		ch <- []dns.RR{soa}
 		close(ch)

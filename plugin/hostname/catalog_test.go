@@ -2,6 +2,7 @@ package hostname
 
 import (
 	"context"
+	"github.com/hostmint/hostmint/plugin/hostname/index"
 	"maps"
 	"testing"
 
@@ -18,11 +19,11 @@ func catalogFixture(t *testing.T) *Handler {
 	t.Helper()
 	h := newTestHandler(t, "nameserver ns1.example.org 192.0.2.53\ncatalog catalog.invalid\n",
 		"example.org.", "team.example.net.", "signed.example.net.")
-	zs := *h.index.zones.Load()
+	zs := *h.index.Zones()
 	for _, z := range zs {
-		z.catalogVersion = 1 // created
+		z.CatalogVersion = 1 // created
 	}
-	zs["signed.example.net."].signed, zs["signed.example.net."].catalogVersion = true, 2 // and signed
+	zs["signed.example.net."].Signed, zs["signed.example.net."].CatalogVersion = true, 2 // and signed
 	return h
 }
 
@@ -40,8 +41,8 @@ func askCatalog(t *testing.T, h *Handler, name string, qtype uint16) *dns.Msg {
 func TestCatalogZone(t *testing.T) {
 	t.Parallel()
 	h := catalogFixture(t)
-	zs := *h.index.zones.Load()
-	org, team := memberID(zs["example.org."].id)+".zones."+testCatalog, memberID(zs["team.example.net."].id)+".zones."+testCatalog
+	zs := *h.index.Zones()
+	org, team := memberID(zs["example.org."].ID)+".zones."+testCatalog, memberID(zs["team.example.net."].ID)+".zones."+testCatalog
 
 	tests := []struct {
 		name   string
@@ -88,20 +89,20 @@ func TestCatalogZone(t *testing.T) {
 	if h.catalog() != before {
 		t.Error("the catalog was made again for the same zone set")
 	}
-	more := zoneSet{"new.example.com.": &zone{name: "new.example.com.", id: "dom_new", names: newNameTable(0), catalogVersion: 1}}
+	more := index.Set{"new.example.com.": &index.Zone{Name: "new.example.com.", ID: "dom_new", Names: index.NewTable(0), CatalogVersion: 1}}
 	for k, v := range zs {
 		more[k] = v
 	}
-	h.index.zones.Store(&more)
+	h.index.SetZones(more)
 	if c := h.catalog(); c.serial != 6 || len(c.rrs) != 5 {
 		t.Errorf("after a domain was added: serial %d, %d records; want 6 and 5", c.serial, len(c.rrs))
 	}
 	// Unsigned again: back in the catalog, and the serial goes on up.
 	unsigned := maps.Clone(more)
 	z := *unsigned["signed.example.net."]
-	z.signed, z.catalogVersion = false, 3
+	z.Signed, z.CatalogVersion = false, 3
 	unsigned["signed.example.net."] = &z
-	h.index.zones.Store(&unsigned)
+	h.index.SetZones(unsigned)
 	if c := h.catalog(); c.serial != 7 || len(c.rrs) != 6 {
 		t.Errorf("after a domain was unsigned: serial %d, %d records; want 7 and 6", c.serial, len(c.rrs))
 	}

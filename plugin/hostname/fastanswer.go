@@ -18,8 +18,8 @@ func (a fastAnswers) Answer(buf []byte, fq fastudp.Query, client netip.Addr, min
 	if !h.index.Loaded() {
 		return nil, false
 	}
-	z := h.index.zoneOf(fq.Name)
-	if z == nil || z.unservable() || h.inCatalog(fq.Name, z) || !mine(z.name) {
+	z := h.index.ZoneOf(fq.Name)
+	if z == nil || z.Unservable() || h.inCatalog(fq.Name, z) || !mine(z.Name) {
 		return nil, false
 	}
 	q := ask{name: fq.Name, wire: fq.Wire, qtype: fq.Qtype, class: dns.ClassINET, id: fq.ID, rd: fq.RD, cd: fq.CD, limit: fq.Limit}

@@ -6,6 +6,7 @@ package hostname
 import (
 	"context"
 	"github.com/hostmint/hostmint/plugin/hostname/fastudp"
+	"github.com/hostmint/hostmint/plugin/hostname/index"
 	"net"
 	"net/netip"
 	"sync/atomic"
@@ -27,13 +28,13 @@ type Handler struct {
 	Next plugin.Handler
 
 	cfg     *config
-	index   *Index
-	static  map[string]addrList  // nameserver names we answer for: lowercase FQDN -> addresses
-	acmeDNS string               // acme_dns_domain, lowercase FQDN: it exists, holding nothing
-	ns      []string             // NS targets, FQDN
-	node    atomic.Pointer[Node] // set in OnStartup; the ready plugin asks from its own goroutine
-	answers *answerer            // every answer to a question in our zones
-	fast    *fastudp.Fast        // fast_udp; nil: none
+	index   *index.Index
+	static  map[string]index.AddrList // nameserver names we answer for: lowercase FQDN -> addresses
+	acmeDNS string                    // acme_dns_domain, lowercase FQDN: it exists, holding nothing
+	ns      []string                  // NS targets, FQDN
+	node    atomic.Pointer[Node]      // set in OnStartup; the ready plugin asks from its own goroutine
+	answers *answerer                 // every answer to a question in our zones
+	fast    *fastudp.Fast             // fast_udp; nil: none
 	// tsigSecrets are the store's TSIG keys this server block verifies
 	// (dynamic_update); updater applies the UPDATE messages they sign.
 	tsigSecrets map[string]string
@@ -60,8 +61,8 @@ func (h *Handler) configured(qname string) bool {
 // (nil: none), is the catalog's: its names are its own, unless a served
 // domain is more specific (or the same name: a domain is never hidden by
 // it).
-func (h *Handler) inCatalog(qname string, z *zone) bool {
-	return h.cfg.catalog != "" && dns.IsSubDomain(h.cfg.catalog, qname) && (z == nil || !dns.IsSubDomain(h.cfg.catalog, z.name))
+func (h *Handler) inCatalog(qname string, z *index.Zone) bool {
+	return h.cfg.catalog != "" && dns.IsSubDomain(h.cfg.catalog, qname) && (z == nil || !dns.IsSubDomain(h.cfg.catalog, z.Name))
 }
 
 // Name implements plugin.Handler.
@@ -82,7 +83,7 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	}
 	state := request.Request{W: w, Req: r}
 	qname := state.Name()
-	z := h.index.zoneOf(qname)
+	z := h.index.ZoneOf(qname)
 	if r.Opcode == dns.OpcodeNotify && (z != nil || h.configured(qname)) {
 		// This server is the primary of its zones: a NOTIFY tells it
 		// nothing (RFC 1996 is for secondaries), and answering it like a
@@ -105,8 +106,8 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 		}
 		return h.refuse(w, r, state, dns.RcodeRefused, kindOutside, "")
 	}
-	if !h.index.Loaded() || z.unservable() {
-		countAnswer(dns.RcodeServerFailure, state.QType(), z.kind)
+	if !h.index.Loaded() || z.Unservable() {
+		countAnswer(dns.RcodeServerFailure, state.QType(), z.Kind)
 		return dns.RcodeServerFailure, nil
 	}
 
@@ -115,10 +116,10 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 		// No transfer plugin took it (it comes before this one): refused
 		// at once, as CoreDNS's file plugin does (RFC 5936 2.2), not
 		// answered like a query while the client waits for a transfer.
-		return h.refuse(w, r, state, dns.RcodeRefused, z.kind, z.name)
+		return h.refuse(w, r, state, dns.RcodeRefused, z.Kind, z.Name)
 	case dns.TypeTKEY, dns.TypeTSIG, dns.TypeMAILA, dns.TypeMAILB:
 		// Meta-types: nothing a name holds (RFC 6895 3.1).
-		return h.refuse(w, r, state, dns.RcodeNotImplemented, z.kind, z.name)
+		return h.refuse(w, r, state, dns.RcodeNotImplemented, z.Kind, z.Name)
 	}
 
 	var name [256]byte

@@ -38,12 +38,12 @@ var fuzzRecords = []struct{ name, body string }{
 // buildNodes as the change feed builds them.
 func addFuzzRecords(tb testing.TB, h *Handler) {
 	tb.Helper()
-	z := (*h.index.zones.Load())["example.org."]
+	z := (*h.index.Zones())["example.org."]
 	policy, err := dns.NewRR(`example.org. 300 IN CAA 0 issue "letsencrypt.org"`)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	z.caa = []dns.RR{policy}
+	z.CAA = []dns.RR{policy}
 	host := &storage.Hostname{ID: "hn_rec", Name: "rec.example.org", Status: storage.StatusLive, Addrs: "192.0.2.30,2001:db8::30"}
 	var recs []storage.Record
 	for i, rec := range parsedFuzzRecords(tb) {
@@ -55,8 +55,7 @@ func addFuzzRecords(tb testing.TB, h *Handler) {
 			Name: strings.TrimSuffix(records.Owner(host.Name, rec.Label), "."), Type: rec.Type, Data: string(data)})
 	}
 	chals := []storage.Challenge{{HostnameID: host.ID, Value: strings.Repeat("K", 43), CreatedAt: time.Now().UnixMilli()}}
-	own, below := buildNodes(host, recs, chals)
-	h.index.replace(*h.index.zones.Load(), host, own, below)
+	h.index.PutHostname(host, recs, chals, time.Now().UnixMilli())
 }
 
 // parsedFuzzRecords are fuzzRecords as the records API takes them.

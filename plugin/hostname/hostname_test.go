@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/hostmint/hostmint/app"
+	"github.com/hostmint/hostmint/plugin/hostname/index"
 	"math/rand/v2"
 	"net/netip"
 	"testing"
@@ -26,21 +27,21 @@ func newTestHandler(tb testing.TB, body string, zones ...string) *Handler {
 		tb.Fatal(err)
 	}
 	h := newHandler(cfg)
-	zs := zoneSet{}
+	zs := index.Set{}
 	for i, z := range zones {
-		zs[z] = &zone{name: z, id: fmt.Sprintf("dom_%d", i), kind: kindPool, names: newNameTable(0)}
+		zs[z] = &index.Zone{Name: z, ID: fmt.Sprintf("dom_%d", i), Kind: index.KindPool, Names: index.NewTable(0)}
 	}
-	h.index.zones.Store(&zs)
-	h.index.serial.Store(testSerial)
-	h.index.loaded.Store(true)
+	h.index.SetZones(zs)
+	h.index.SetSerial(testSerial)
+	h.index.SetLoaded(true)
 	return h
 }
 
 // addHost puts name (lowercase FQDN) in h's index; expires is Unix ms, 0 for never.
 func addHost(h *Handler, name, ip string, expires int64) {
-	n := &node{owner: holder("hn_" + name), host: true, addrs: packAddrs([]netip.Addr{netip.MustParseAddr(ip)}), expires: expires}
-	settle(n, nil, time.Now().UnixMilli()) // as a load or a change builds it
-	h.index.zones.Load().put(name, n)
+	n := &index.Node{Owner: index.Holder("hn_" + name), Host: true, Addrs: index.PackAddrs([]netip.Addr{netip.MustParseAddr(ip)}), Expires: expires}
+	index.Settle(n, nil, time.Now().UnixMilli()) // as a load or a change builds it
+	h.index.Put(name, n)
 }
 
 // fixture is example.org. and example.net., served by ns1.example.org
@@ -287,7 +288,7 @@ func TestServeDNSAnyMinimal(t *testing.T) {
 	t.Parallel()
 	h := fixture(t)
 	addHost(h, "soon.example.org.", "192.0.2.12", time.Now().Add(10*time.Second).UnixMilli())
-	h.index.zones.Load().put("sub.example.org.", &node{})
+	h.index.Put("sub.example.org.", &index.Node{})
 
 	m := new(dns.Msg)
 	m.SetQuestion("soon.example.org.", dns.TypeANY)
@@ -328,8 +329,8 @@ func TestHostTTL(t *testing.T) {
 		{ms - 1, 0, false},
 	}
 	for _, tc := range tests {
-		e := &node{expires: tc.expires}
-		ttl, live := e.ttl(60, now)
+		e := &index.Node{Expires: tc.expires}
+		ttl, live := e.TTL(60, now)
 		if ttl != tc.ttl || live != tc.live {
 			t.Errorf("expires %+d ms: ttl, live = %d, %t; want %d, %t", tc.expires-ms, ttl, live, tc.ttl, tc.live)
 		}
@@ -490,7 +491,7 @@ func TestServeDNSNotLoaded(t *testing.T) {
 	}
 	var n Node = indexNode{h.index}
 	h.node.Store(&n)
-	h.index.loaded.Store(false)
+	h.index.SetLoaded(false)
 	if h.Ready() {
 		t.Error("Ready() = true before the index is loaded")
 	}
@@ -505,7 +506,7 @@ func TestServeDNSNotLoaded(t *testing.T) {
 		t.Errorf("wrote %v, want nothing written", rec.Msg)
 	}
 
-	h.index.loaded.Store(true)
+	h.index.SetLoaded(true)
 	if !h.Ready() {
 		t.Error("Ready() = false once the index is loaded")
 	}
@@ -617,8 +618,8 @@ func BenchmarkServeDNS(b *testing.B) {
 		if i%2 == 0 {
 			exp = far
 		}
-		n := &node{owner: holder(fmt.Sprint(i)), host: true, addrs: packAddrs([]netip.Addr{ip}), expires: exp}
-		h.index.zones.Load().put(fmt.Sprintf("h%06d.example.org.", i), n)
+		n := &index.Node{Owner: index.Holder(fmt.Sprint(i)), Host: true, Addrs: index.PackAddrs([]netip.Addr{ip}), Expires: exp}
+		h.index.Put(fmt.Sprintf("h%06d.example.org.", i), n)
 	}
 
 	// 80% names that exist, 20% that do not.
@@ -644,7 +645,7 @@ func BenchmarkServeDNS(b *testing.B) {
 
 // indexNode is a Node whose readiness is its index's, as a started node's
 // is before any lag.
-type indexNode struct{ ix *Index }
+type indexNode struct{ ix *index.Index }
 
 func (n indexNode) Index() app.Index { return n.ix }
 func (n indexNode) Ready() bool      { return n.ix.Loaded() && len(n.ix.Unservable()) == 0 }

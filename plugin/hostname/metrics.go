@@ -1,6 +1,7 @@
 package hostname
 
 import (
+	"github.com/hostmint/hostmint/plugin/hostname/index"
 	"slices"
 	"sync"
 
@@ -13,11 +14,9 @@ import (
 
 // Every metric is documented in README.md (Metrics); deploy/grafana charts them.
 
-// The kinds of zone an answer is given from: a pool domain ([P1]) or a
-// team's own domain ([P2]); outside is a name in no served zone.
+// The kinds of zone an answer is given from besides the index's
+// (index.KindPool, index.KindTeam): outside is a name in no served zone.
 const (
-	kindPool    = "pool"
-	kindTeam    = "team"
 	kindOutside = "outside"
 	kindCatalog = "catalog"
 )
@@ -58,7 +57,7 @@ var answerTypes = [...]uint16{dns.TypeA, dns.TypeAAAA, dns.TypeTXT, dns.TypeCAA,
 	dns.TypeCNAME, dns.TypeANY, dns.TypePTR}
 
 var (
-	answerKinds = [...]string{kindPool, kindTeam, kindOutside, kindCatalog}
+	answerKinds = [...]string{index.KindPool, index.KindTeam, kindOutside, kindCatalog}
 	typeIndex   = map[uint16]int{}
 )
 

@@ -1,6 +1,7 @@
 package hostname
 
 import (
+	"github.com/hostmint/hostmint/plugin/hostname/index"
 	"testing"
 
 	"github.com/miekg/dns"
@@ -23,6 +24,6 @@ func TestTypeLabel(t *testing.T) {
 // The per-answer cost of the answers metric, paid on every DNS answer.
 func BenchmarkCountAnswer(b *testing.B) {
 	for b.Loop() {
-		countAnswer(dns.RcodeSuccess, dns.TypeA, kindTeam)
+		countAnswer(dns.RcodeSuccess, dns.TypeA, index.KindTeam)
 	}
 }

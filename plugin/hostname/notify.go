@@ -106,7 +106,7 @@ func (h *Handler) startNotify(cfg *dnsserver.Config) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	var catalogSerial uint32 // the feed's goroutine's alone
 	stopWatch := h.index.Watch(func(zones []string) {
-		zones = h.index.transferable(zones)
+		zones = h.index.Transferable(zones)
 		if h.cfg.catalog != "" {
 			if s := h.catalog().serial; s != catalogSerial {
 				catalogSerial = s

@@ -162,12 +162,9 @@ func pjHostname(in *pjInput, datas []pjData, id, label, status string, now int64
 // feed applies them (Index.Apply): earlier versions first.
 func (c pjContent) load(t *testing.T, now int64) *Handler {
 	h := newTestHandler(t, c.nameserver, pjApex)
-	(*h.index.zones.Load())[pjApex].caa = served.Policy(&storage.Domain{Name: strings.TrimSuffix(pjApex, "."), CAA: c.policy})
+	(*h.index.Zones())[pjApex].CAA = served.Policy(&storage.Domain{Name: strings.TrimSuffix(pjApex, "."), CAA: c.policy})
 	for _, r := range append(slices.Clone(c.earlier), c.rows...) {
-		own, below := buildNodes(r.h, r.recs, r.chals)
-		own, below = h.index.withoutRegistrationNames(r.h.Name, own, below)
-		settle(own, below, now)
-		h.index.replace(*h.index.zones.Load(), r.h, own, below)
+		h.index.PutHostname(r.h, r.recs, r.chals, now)
 	}
 	return h
 }
@@ -186,7 +183,7 @@ type projection struct {
 func (c pjContent) project(h *Handler, now int64) *projection {
 	p := &projection{ns: h.cfg.app.NameserverSet(), names: map[string]*served.Name{}, addrTTL: h.cfg.addressTTL, now: now,
 		policy: served.Policy(&storage.Domain{Name: strings.TrimSuffix(pjApex, "."), CAA: c.policy})}
-	p.apex = served.Apex(pjApex, p.ns, h.cfg.app.SOA, h.index.serial.Load(), p.policy)
+	p.apex = served.Apex(pjApex, p.ns, h.cfg.app.SOA, h.index.Serial(), p.policy)
 	for _, r := range c.rows {
 		own, below, ok := served.Hostname(r.h, r.recs, r.chals, nil)
 		if !ok {
@@ -229,7 +226,7 @@ func (p *projection) exists(name string) bool {
 func (c pjContent) names(p *projection) []string {
 	set := map[string]bool{pjApex: true, "nx." + pjApex: true}
 	above := func(name string) {
-		for ; name != pjApex && dns.IsSubDomain(pjApex, name); name = parent(name) {
+		for ; name != pjApex && dns.IsSubDomain(pjApex, name); name = name[strings.IndexByte(name, '.')+1:] {
 			set[name] = true
 		}
 	}

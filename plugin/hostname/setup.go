@@ -3,6 +3,7 @@ package hostname
 import (
 	"context"
 	"fmt"
+	"github.com/hostmint/hostmint/plugin/hostname/index"
 	"github.com/hostmint/hostmint/plugin/hostname/rrl"
 	"slices"
 	"strings"
@@ -94,7 +95,7 @@ func setup(c *caddy.Controller) error {
 }
 
 func newHandler(cfg *config) *Handler {
-	h := &Handler{cfg: cfg, index: NewIndex(nil, ""), static: map[string]addrList{}}
+	h := &Handler{cfg: cfg, index: index.New(nil, ""), static: map[string]index.AddrList{}}
 	h.answers = &answerer{h: h, cache: newAnswerCache()}
 	if cfg.fastUDP {
 		h.fast = fastudp.New(cfg.fastSockets, fastAnswers{h}, h, keyGateName)
@@ -108,7 +109,7 @@ func newHandler(cfg *config) *Handler {
 	set := cfg.app.NameserverSet()
 	h.ns = set.Names
 	for name, addrs := range set.Addrs {
-		h.static[name] = packAddrs(addrs)
+		h.static[name] = index.PackAddrs(addrs)
 	}
 	return h
 }
@@ -203,12 +204,12 @@ func startNode(cfg app.Config, newIndex app.NewIndex) (Node, Updater, error) {
 // store and listener) and answers from its store's index.
 func (h *Handler) start() error {
 	n, updater, err := startNode(h.cfg.app, func(signers func(*storage.Domain) (*domains.Signer, error)) app.Index {
-		return NewIndex(signers, h.cfg.app.ACMEDNSDomain)
+		return index.New(signers, h.cfg.app.ACMEDNSDomain)
 	})
 	if err != nil {
 		return plugin.Error("hostname", err)
 	}
-	h.index = n.Index().(*Index)
+	h.index = n.Index().(*index.Index)
 	h.node.Store(&n)
 	if h.cfg.app.DynamicUpdate {
 		h.startTSIG(n.(updateNode), updater)

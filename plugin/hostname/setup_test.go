@@ -439,7 +439,7 @@ func TestNewHandler(t *testing.T) {
 		t.Errorf("static = %v, want %v", h.static, want)
 	}
 	for name, addr := range want {
-		if got := h.static[name].addrs(); len(got) != 1 || got[0].String() != addr {
+		if got := h.static[name].List(); len(got) != 1 || got[0].String() != addr {
 			t.Errorf("static[%s] = %v, want [%s]", name, got, addr)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto"
 	"errors"
 	"fmt"
+	"github.com/hostmint/hostmint/plugin/hostname/index"
 	"github.com/hostmint/hostmint/plugin/hostname/sign"
 	"math/rand/v2"
 	"net/netip"
@@ -29,19 +30,19 @@ func signedFixture(tb testing.TB, n int, signed bool) *Handler {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		z := (*h.index.zones.Load())["example.org."]
-		z.signed, z.signer = true, sign.New("example.org.", k, priv.(crypto.Signer))
+		z := (*h.index.Zones())["example.org."]
+		z.Signed, z.Signer = true, sign.New("example.org.", k, priv.(crypto.Signer))
 	}
 	for i := range n {
-		nd := &node{owner: holder(fmt.Sprint(i)), host: true, addrs: packAddrs([]netip.Addr{netip.AddrFrom4([4]byte{198, 51, byte(i >> 8), byte(i)})})}
-		h.index.zones.Load().put(fmt.Sprintf("h%06d.example.org.", i), nd)
+		nd := &index.Node{Owner: index.Holder(fmt.Sprint(i)), Host: true, Addrs: index.PackAddrs([]netip.Addr{netip.AddrFrom4([4]byte{198, 51, byte(i >> 8), byte(i)})})}
+		h.index.Put(fmt.Sprintf("h%06d.example.org.", i), nd)
 	}
 	return h
 }
 
 func TestSignedAnswersVerify(t *testing.T) {
 	h := signedFixture(t, 10, true)
-	z := (*h.index.zones.Load())["example.org."]
+	z := (*h.index.Zones())["example.org."]
 	tests := []struct {
 		qname string
 		qtype uint16
@@ -70,7 +71,7 @@ func TestSignedAnswersVerify(t *testing.T) {
 		}
 		sawNSEC := false
 		for _, sect := range [][]dns.RR{r.Answer, r.Ns} {
-			verifySection(t, z.signer.DNSKEY(), sect)
+			verifySection(t, z.Signer.DNSKEY(), sect)
 			for _, rr := range sect {
 				if n, ok := rr.(*dns.NSEC); ok {
 					sawNSEC = true
@@ -180,7 +181,7 @@ func BenchmarkServeDNSSigned(b *testing.B)   { benchServe(b, true) }
 func TestSignedZoneWithoutKey(t *testing.T) {
 	t.Parallel()
 	h := signedFixture(t, 3, false)
-	(*h.index.zones.Load())["example.org."].signed = true // marked signed, no signer
+	(*h.index.Zones())["example.org."].Signed = true // marked signed, no signer
 	if got := h.index.Unservable(); !slices.Equal(got, []string{"example.org"}) {
 		t.Errorf("Unservable = %v", got)
 	}
@@ -199,7 +200,7 @@ func TestSignedZoneWithoutKey(t *testing.T) {
 	if _, err := h.Transfer("example.org.", 0); !errors.Is(err, errSigned) {
 		t.Errorf("transfer: %v, want errSigned", err)
 	}
-	if got := h.index.transferable([]string{"example.org."}); len(got) != 0 {
+	if got := h.index.Transferable([]string{"example.org."}); len(got) != 0 {
 		t.Errorf("transferable (NOTIFYed) = %v, want none", got)
 	}
 }

@@ -1,9 +1,12 @@
 package hostname
 
-import "github.com/miekg/dns"
+import (
+	"github.com/hostmint/hostmint/plugin/hostname/index"
+	"github.com/miekg/dns"
+)
 
 // soa is the zone's SOA with the given TTL. The serial is the newest change
 // applied, so every node that has applied the same changes agrees on it.
-func (h *Handler) soa(z *zone, ttl uint32) dns.RR {
-	return h.cfg.app.SOA.RR(z.name, h.ns[0], h.index.Serial(), ttl)
+func (h *Handler) soa(z *index.Zone, ttl uint32) dns.RR {
+	return h.cfg.app.SOA.RR(z.Name, h.ns[0], h.index.Serial(), ttl)
 }

@@ -2,6 +2,7 @@ package hostname
 
 import (
 	"errors"
+	"github.com/hostmint/hostmint/plugin/hostname/index"
 
 	"github.com/coredns/coredns/plugin/transfer"
 	"github.com/hostmint/hostmint/served"
@@ -31,7 +32,7 @@ var errNotLoaded = errors.New("the index is not loaded yet")
 // the difference from the journal (RFC 1995, condensed to one) when it
 // reaches back that far, and else the whole zone (RFC 1995's fallback).
 func (h *Handler) Transfer(zone string, serial uint32) (<-chan []dns.RR, error) {
-	z := h.index.zone(dns.CanonicalName(zone))
+	z := h.index.Zone(dns.CanonicalName(zone))
 	if z == nil && h.cfg.catalog != "" && dns.CanonicalName(zone) == h.cfg.catalog {
 		return h.transferCatalog(serial)
 	}
@@ -41,21 +42,21 @@ func (h *Handler) Transfer(zone string, serial uint32) (<-chan []dns.RR, error) 
 	if !h.index.Loaded() {
 		return nil, errNotLoaded
 	}
-	if z.signed {
+	if z.Signed {
 		xfrRefused.WithLabelValues("signed").Inc()
-		log.Warningf("refused a transfer of %s: %v", z.name, errSigned)
+		log.Warningf("refused a transfer of %s: %v", z.Name, errSigned)
 		return nil, errSigned
 	}
 	soa := h.soa(z, h.cfg.app.SOA.Minimum)
 	ch := make(chan []dns.RR, 2)
-	if serial != 0 && !serialOlder(serial, soa.(*dns.SOA).Serial) {
+	if serial != 0 && !index.SerialOlder(serial, soa.(*dns.SOA).Serial) {
 		xfrOut.WithLabelValues("current").Inc()
 		ch <- []dns.RR{soa}
 		close(ch)
 		return ch, nil
 	}
 	if serial != 0 {
-		if rrs, ok := h.ixfr(z.name, serial); ok {
+		if rrs, ok := h.ixfr(z.Name, serial); ok {
 			go func() {
 				defer close(ch)
 				for len(rrs) > 0 {
@@ -70,13 +71,13 @@ func (h *Handler) Transfer(zone string, serial uint32) (<-chan []dns.RR, error) 
 	}
 	// The zone as it stands with the names copied: a domain change since
 	// the look above (signed, its CAA) is what is sent, or refused.
-	chunks, at, z := h.index.zoneNames(z.name)
+	chunks, at, z := h.index.ZoneNames(z.Name)
 	switch {
 	case z == nil:
 		return nil, transfer.ErrNotAuthoritative
-	case z.signed:
+	case z.Signed:
 		xfrRefused.WithLabelValues("signed").Inc()
-		log.Warningf("refused a transfer of %s: %v", z.name, errSigned)
+		log.Warningf("refused a transfer of %s: %v", z.Name, errSigned)
 		return nil, errSigned
 	}
 	go func() {
@@ -96,8 +97,8 @@ func (h *Handler) Transfer(zone string, serial uint32) (<-chan []dns.RR, error) 
 // asks for the whole zone, which is right but costly, while one told too
 // little would keep a stale address beside the new one.
 func (h *Handler) ixfr(name string, serial uint32) ([]dns.RR, bool) {
-	z, cur, names, old, now, ok := h.index.changes(name, serial)
-	if !ok || z.signed { // the AXFR path answers, or refuses
+	z, cur, names, old, now, ok := h.index.Changes(name, serial)
+	if !ok || z.Signed { // the AXFR path answers, or refuses
 		return nil, false
 	}
 	// The serial read with the names, not the index's by now.
@@ -107,7 +108,7 @@ func (h *Handler) ixfr(name string, serial uint32) ([]dns.RR, bool) {
 	soaThen.Serial = serial
 	rrs := []dns.RR{soaNow, soaThen}
 	for _, n := range names {
-		if o := old[n]; o != nil && !o.gone {
+		if o := old[n]; o != nil && !o.Gone {
 			rrs = append(rrs, h.nodeRRsAll(z, n, o)...)
 		}
 	}
@@ -126,7 +127,7 @@ func (h *Handler) ixfr(name string, serial uint32) ([]dns.RR, bool) {
 // shard by shard while the feed went on could hold a name newer than the
 // serial, and the IXFR after it would then delete records the secondary
 // never had, and fail, and start another whole transfer.
-func (h *Handler) axfr(z *zone, chunks [][]named, serial uint32, ch chan<- []dns.RR) {
+func (h *Handler) axfr(z *index.Zone, chunks [][]index.Named, serial uint32, ch chan<- []dns.RR) {
 	soa := h.soa(z, h.cfg.app.SOA.Minimum)
 	soa.(*dns.SOA).Serial = serial
 	batch := []dns.RR{soa}
@@ -137,18 +138,18 @@ func (h *Handler) axfr(z *zone, chunks [][]named, serial uint32, ch chan<- []dns
 			batch = make([]dns.RR, 0, xfrBatch)
 		}
 	}
-	send(h.nsRRs(z.name)...)
-	send(served.Rewrite(z.caa, z.name, served.TTL)...)
+	send(h.nsRRs(z.Name)...)
+	send(served.Rewrite(z.CAA, z.Name, served.TTL)...)
 	for n := range h.static {
-		if zz := h.index.zoneOf(n); zz != nil && zz.name == z.name {
-			send(addrRRs(n, dns.TypeA, h.static[n], ttlNS)...)
-			send(addrRRs(n, dns.TypeAAAA, h.static[n], ttlNS)...)
+		if zz := h.index.ZoneOf(n); zz != nil && zz.Name == z.Name {
+			send(index.AddrRRs(n, dns.TypeA, h.static[n], ttlNS)...)
+			send(index.AddrRRs(n, dns.TypeAAAA, h.static[n], ttlNS)...)
 		}
 	}
 	for i, c := range chunks {
 		for _, e := range c {
-			if e.n != nil {
-				send(h.nodeRRs(z, e.name, e.n)...)
+			if e.Node != nil {
+				send(h.nodeRRs(z, e.Name, e.Node)...)
 			}
 		}
 		chunks[i] = nil // what is sent need not be kept
@@ -166,27 +167,23 @@ func (h *Handler) axfr(z *zone, chunks [][]named, serial uint32, ch chan<- []dns
 // IXFR that the secondary cannot apply. So a name that has expired but
 // whose expiry is not recorded yet is still sent, for the second or two
 // until that change deletes it.
-func (h *Handler) nodeRRs(z *zone, name string, n *node) []dns.RR {
-	if n.gone {
+func (h *Handler) nodeRRs(z *index.Zone, name string, n *index.Node) []dns.RR {
+	if n.Gone {
 		return nil
 	}
 	return h.nodeRRsAll(z, name, n)
 }
 
 // nodeRRsAll are n's records at name, expired or not.
-func (h *Handler) nodeRRsAll(z *zone, name string, n *node) []dns.RR {
+func (h *Handler) nodeRRsAll(z *index.Zone, name string, n *index.Node) []dns.RR {
 	var rrs []dns.RR
-	rrs = append(rrs, addrRRs(name, dns.TypeA, n.addrs, h.cfg.addressTTL)...)
-	rrs = append(rrs, addrRRs(name, dns.TypeAAAA, n.addrs, h.cfg.addressTTL)...)
-	for _, set := range n.rrsets {
+	rrs = append(rrs, index.AddrRRs(name, dns.TypeA, n.Addrs, h.cfg.addressTTL)...)
+	rrs = append(rrs, index.AddrRRs(name, dns.TypeAAAA, n.Addrs, h.cfg.addressTTL)...)
+	for _, set := range n.RRsets {
 		rrs = append(rrs, served.Rewrite(set, name, served.TTL)...)
 	}
-	if p := served.PolicyAt(n.host, n.rrsets, z.caa); p != nil {
+	if p := served.PolicyAt(n.Host, n.RRsets, z.CAA); p != nil {
 		rrs = append(rrs, served.Rewrite(p, name, served.TTL)...)
 	}
 	return rrs
 }
-
-// serialOlder reports whether serial a is older than b in serial number
-// arithmetic (RFC 1982): the feed's ids wrap at 2^32 as SOA serials.
-func serialOlder(a, b uint32) bool { return a != b && b-a < 1<<31 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hostmint/hostmint/plugin/hostname/index"
 	"maps"
 	"net"
 	"net/netip"
@@ -81,8 +82,8 @@ func TestSerialOlder(t *testing.T) {
 		{0xffffffff, 1, true}, // across the wrap
 		{1, 0xffffffff, false},
 	} {
-		if got := serialOlder(tc.a, tc.b); got != tc.older {
-			t.Errorf("serialOlder(%d, %d) = %v, want %v", tc.a, tc.b, got, tc.older)
+		if got := index.SerialOlder(tc.a, tc.b); got != tc.older {
+			t.Errorf("index.SerialOlder(%d, %d) = %v, want %v", tc.a, tc.b, got, tc.older)
 		}
 	}
 }
@@ -125,13 +126,13 @@ func TestAXFRIsASnapshot(t *testing.T) {
 	// The feed applies a change of every name, as Apply does: under the
 	// journal's lock, with the serial after.
 	ix := h.index
-	ix.jr.mu.Lock()
+	ix.Freeze()
 	for i := range names {
-		n := &node{owner: holder(fmt.Sprint("hn_", i)), host: true, addrs: packAddrs([]netip.Addr{netip.MustParseAddr("192.0.2.2")})}
-		ix.zones.Load().put(fmt.Sprintf("h%d.example.org.", i), n)
+		n := &index.Node{Owner: index.Holder(fmt.Sprint("hn_", i)), Host: true, Addrs: index.PackAddrs([]netip.Addr{netip.MustParseAddr("192.0.2.2")})}
+		ix.Put(fmt.Sprintf("h%d.example.org.", i), n)
 	}
-	ix.serial.Store(testSerial + 1)
-	ix.jr.mu.Unlock()
+	ix.SetSerial(testSerial + 1)
+	ix.Thaw()
 
 	rrs := append(first, drain(t, ch)...)
 	if soa := rrs[0].(*dns.SOA); soa.Serial != testSerial {
@@ -155,39 +156,39 @@ func TestAXFRCopyPutsBackChanges(t *testing.T) {
 	t.Parallel()
 	h := newTestHandler(t, "nameserver ns1.example.org 192.0.2.53:53\n", "example.org.")
 	ix := h.index
-	ix.jr.reset(testSerial)
+	ix.ResetJournal(testSerial)
 	addHost(h, "kept.example.org.", "192.0.2.1", 0)
 	addHost(h, "moved.example.org.", "192.0.2.1", 0)
 	addHost(h, "gone.example.org.", "192.0.2.1", 0)
-	a := func(ip string) *node {
-		return &node{owner: holder("x"), host: true, addrs: packAddrs([]netip.Addr{netip.MustParseAddr(ip)})}
+	a := func(ip string) *index.Node {
+		return &index.Node{Owner: index.Holder("x"), Host: true, Addrs: index.PackAddrs([]netip.Addr{netip.MustParseAddr(ip)})}
 	}
-	ix.copying = func() {
+	ix.OnCopy(func() {
 		// As Apply does, under the journal's lock: moved gets a new
 		// address, gone is released, new is created; moved changes twice.
-		ix.jr.mu.Lock()
-		tb := ix.zones.Load()
+		ix.Freeze()
+		tb := ix.Zones()
 		for _, c := range []struct {
 			name string
-			n    *node
+			n    *index.Node
 		}{{"moved.example.org.", a("192.0.2.2")}, {"gone.example.org.", nil}, {"new.example.org.", a("192.0.2.3")}, {"moved.example.org.", a("192.0.2.4")}} {
-			old := tb.get(c.name)
+			old := tb.Get(c.name)
 			if c.n == nil {
-				tb.drop(c.name, old.owner)
+				tb.Drop(c.name, old.Owner)
 			} else {
-				tb.put(c.name, c.n)
+				tb.Put(c.name, c.n)
 			}
-			ix.jr.add(testSerial+1, "example.org.", c.name, old)
+			ix.Journal(testSerial+1, "example.org.", c.name, old)
 		}
-		ix.serial.Store(testSerial + 1)
-		ix.jr.mu.Unlock()
-	}
-	chunks, serial, _ := ix.zoneNames("example.org.")
+		ix.SetSerial(testSerial + 1)
+		ix.Thaw()
+	})
+	chunks, serial, _ := ix.ZoneNames("example.org.")
 	got := map[string]string{}
 	for _, c := range chunks {
 		for _, e := range c {
-			if e.n != nil {
-				got[e.name] = h.nodeRRs((*ix.zones.Load())["example.org."], e.name, e.n)[0].(*dns.A).A.String()
+			if e.Node != nil {
+				got[e.Name] = h.nodeRRs((*ix.Zones())["example.org."], e.Name, e.Node)[0].(*dns.A).A.String()
 			}
 		}
 	}
@@ -201,10 +202,10 @@ func TestAXFRCopyPutsBackChanges(t *testing.T) {
 // AXFR starts with (the feed goes on meanwhile).
 func BenchmarkZoneSnapshot1M(b *testing.B) {
 	h := signedFixture(b, 1_000_000, false)
-	z := (*h.index.zones.Load())["example.org."]
+	z := (*h.index.Zones())["example.org."]
 	b.ReportAllocs()
 	for b.Loop() {
-		chunks, _, _ := h.index.zoneNames(z.name)
+		chunks, _, _ := h.index.ZoneNames(z.Name)
 		n := 0
 		for _, c := range chunks {
 			n += len(c)
@@ -222,16 +223,16 @@ func BenchmarkZoneSnapshot1M(b *testing.B) {
 func TestNodeRRsFollowGone(t *testing.T) {
 	t.Parallel()
 	h := newTestHandler(t, "nameserver ns1.example.org 192.0.2.53:53\n", "example.org.")
-	z := (*h.index.zones.Load())["example.org."]
-	addr := packAddrs([]netip.Addr{netip.MustParseAddr("192.0.2.1")})
+	z := (*h.index.Zones())["example.org."]
+	addr := index.PackAddrs([]netip.Addr{netip.MustParseAddr("192.0.2.1")})
 	for _, tc := range []struct {
 		name string
-		n    *node
+		n    *index.Node
 		sent bool
 	}{
-		{"never expires", &node{host: true, addrs: addr}, true},
-		{"expired since it was built", &node{host: true, addrs: addr, expires: 1}, true},
-		{"built after its expiry", &node{host: true, addrs: addr, expires: 1, gone: true}, false},
+		{"never expires", &index.Node{Host: true, Addrs: addr}, true},
+		{"expired since it was built", &index.Node{Host: true, Addrs: addr, Expires: 1}, true},
+		{"built after its expiry", &index.Node{Host: true, Addrs: addr, Expires: 1, Gone: true}, false},
 	} {
 		if got := len(h.nodeRRs(z, "a.example.org.", tc.n)) > 0; got != tc.sent {
 			t.Errorf("%s: sent %v, want %v", tc.name, got, tc.sent)
@@ -243,18 +244,18 @@ func TestNodeRRsFollowGone(t *testing.T) {
 // teams zones tNNNN.example.net. of 10 names each, the journal started.
 func teamZonesFixture(b *testing.B, teams int) *Handler {
 	h := signedFixture(b, 1_000_000, false)
-	zs := maps.Clone(*h.index.zones.Load())
+	zs := maps.Clone(*h.index.Zones())
 	for i := range teams {
 		name := fmt.Sprintf("t%04d.example.net.", i)
-		zs[name] = &zone{name: name, id: fmt.Sprint("dom_t", i), kind: kindTeam, names: newNameTable(0)}
+		zs[name] = &index.Zone{Name: name, ID: fmt.Sprint("dom_t", i), Kind: index.KindTeam, Names: index.NewTable(0)}
 	}
-	h.index.zones.Store(&zs)
+	h.index.SetZones(zs)
 	for i := range teams {
 		for j := range 10 {
 			addHost(h, fmt.Sprintf("h%d.t%04d.example.net.", j, i), "192.0.2.1", 0)
 		}
 	}
-	h.index.jr.reset(testSerial)
+	h.index.ResetJournal(testSerial)
 	return h
 }
 
@@ -265,15 +266,15 @@ func BenchmarkTeamZoneTransfer(b *testing.B) {
 	ix := h.index
 	// Every team zone changed once, the pool zone 10 000 times: the
 	// journal an IXFR of one team zone must not read whole.
-	ix.jr.mu.Lock()
+	ix.Freeze()
 	for i := range 10_000 {
-		ix.jr.add(testSerial+1, "example.org.", fmt.Sprintf("h%06d.example.org.", i), nil)
+		ix.Journal(testSerial+1, "example.org.", fmt.Sprintf("h%06d.example.org.", i), nil)
 	}
 	for i := range 1000 {
-		ix.jr.add(testSerial+1, fmt.Sprintf("t%04d.example.net.", i), fmt.Sprintf("h0.t%04d.example.net.", i), nil)
+		ix.Journal(testSerial+1, fmt.Sprintf("t%04d.example.net.", i), fmt.Sprintf("h0.t%04d.example.net.", i), nil)
 	}
-	ix.serial.Store(testSerial + 1)
-	ix.jr.mu.Unlock()
+	ix.SetSerial(testSerial + 1)
+	ix.Thaw()
 	for _, tc := range []struct {
 		name   string
 		serial uint32
@@ -330,18 +331,18 @@ func TestAXFRSignedDuringCopy(t *testing.T) {
 	t.Parallel()
 	h := newTestHandler(t, "nameserver ns1.example.org 192.0.2.53:53\n", "example.org.")
 	ix := h.index
-	ix.jr.reset(testSerial)
+	ix.ResetJournal(testSerial)
 	addHost(h, "a.example.org.", "192.0.2.1", 0)
-	ix.copying = func() {
+	ix.OnCopy(func() {
 		// As Apply does for a domain change, under the journal's lock.
-		ix.jr.mu.Lock()
-		signed := *(*ix.zones.Load())["example.org."]
-		signed.signed = true
-		ix.zones.Store(&zoneSet{"example.org.": &signed})
-		ix.serial.Store(testSerial + 1)
-		ix.jr.reset(testSerial + 1)
-		ix.jr.mu.Unlock()
-	}
+		ix.Freeze()
+		signed := *(*ix.Zones())["example.org."]
+		signed.Signed = true
+		ix.SetZones(index.Set{"example.org.": &signed})
+		ix.SetSerial(testSerial + 1)
+		ix.ResetJournal(testSerial + 1)
+		ix.Thaw()
+	})
 	if _, err := h.Transfer("example.org.", 0); !errors.Is(err, errSigned) {
 		t.Errorf("AXFR of a domain signed during the copy: %v, want errSigned", err)
 	}

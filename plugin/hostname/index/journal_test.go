@@ -1,4 +1,4 @@
-package hostname
+package index
 
 import (
 	"context"
@@ -14,7 +14,7 @@ func TestJournal(t *testing.T) {
 	t.Parallel()
 	var j journal
 	j.reset(10)
-	a, b := &node{}, &node{}
+	a, b := &Node{}, &Node{}
 	j.add(11, "example.org.", "x.example.org.", nil)
 	j.add(12, "example.org.", "x.example.org.", a)
 	j.add(12, "example.net.", "y.example.net.", b)
@@ -83,7 +83,7 @@ func TestLoadTouchesEveryZone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix := NewIndex(nil, "")
+	ix := New(nil, "")
 	var got []string
 	defer ix.Watch(func(zones []string) { got = append(got, zones...) })()
 	if err := ix.Load(ctx, st.Reader()); err != nil {
@@ -101,30 +101,30 @@ func TestLoadTouchesEveryZone(t *testing.T) {
 // the zone above then gives up; the other names stay where they were.
 func TestZoneAdopt(t *testing.T) {
 	t.Parallel()
-	org := &zone{name: "example.org.", names: newNameTable(0)}
-	prev := zoneSet{org.name: org}
+	org := &Zone{Name: "example.org.", Names: NewTable(0)}
+	prev := Set{org.Name: org}
 	for _, name := range []string{"x.sub.example.org.", "a.b.sub.example.org.", "y.example.org.", "sub.example.org.x.example.org.", "sub.example.org."} {
-		org.names.put(name, &node{owner: holder(name), host: true})
+		org.Names.Put(name, &Node{Owner: Holder(name), Host: true})
 	}
-	sub := &zone{name: "sub.example.org.", names: newNameTable(0)}
-	zs := zoneSet{org.name: org, sub.name: sub}
+	sub := &Zone{Name: "sub.example.org.", Names: NewTable(0)}
+	zs := Set{org.Name: org, sub.Name: sub}
 	moved := (&zs).adopt(prev)
 	for _, m := range moved {
-		m.from.drop(m.name, m.n.owner)
+		m.from.drop(m.name, m.n.Owner)
 	}
-	for name, want := range map[string]*zone{
+	for name, want := range map[string]*Zone{
 		"x.sub.example.org.": sub, "a.b.sub.example.org.": sub, "y.example.org.": org, "sub.example.org.x.example.org.": org,
 		"sub.example.org.": sub, // a hostname at the new zone's apex
 	} {
-		if (&zs).of(name) != want || want.names.get(name) == nil {
-			t.Errorf("%s: not in %s's table", name, want.name)
+		if (&zs).Of(name) != want || want.Names.Get(name) == nil {
+			t.Errorf("%s: not in %s's table", name, want.Name)
 		}
 		other := org
 		if want == org {
 			other = sub
 		}
-		if other.names.get(name) != nil {
-			t.Errorf("%s: still in %s's table too", name, other.name)
+		if other.Names.Get(name) != nil {
+			t.Errorf("%s: still in %s's table too", name, other.Name)
 		}
 	}
 	if len(moved) != 3 {

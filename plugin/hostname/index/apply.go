@@ -1,4 +1,4 @@
-package hostname
+package index
 
 import (
 	"context"
@@ -53,12 +53,12 @@ func (ix *Index) Load(ctx context.Context, q storage.Queries) error {
 		if own == nil {
 			return nil
 		}
-		settle(own, below, loaded)
-		if !zs.put(dns.Fqdn(h.Name), own) {
+		Settle(own, below, loaded)
+		if !zs.Put(dns.Fqdn(h.Name), own) {
 			return nil // in no served zone
 		}
 		for name, nd := range below {
-			zs.put(name, nd)
+			zs.Put(name, nd)
 			extra[h.ID] = append(extra[h.ID], name)
 		}
 		n++
@@ -159,18 +159,15 @@ func (ix *Index) Apply(ctx context.Context, q storage.Queries, cs []storage.Chan
 	if domainsChanged {
 		ix.zones.Store(&zs)
 		for _, m := range moved {
-			m.from.drop(m.name, m.n.owner)
+			m.from.drop(m.name, m.n.Owner)
 		}
 	}
 	built := time.Now().UnixMilli()
 	for i := range hs {
-		own, below := buildNodes(&hs[i], recs[hs[i].ID], chals[hs[i].ID])
-		own, below = ix.withoutRegistrationNames(hs[i].Name, own, below)
-		settle(own, below, built)
-		for name, old := range ix.replace(zs, &hs[i], own, below) {
-			if z := zs.of(name); z != nil {
-				ix.jr.add(serial, z.name, name, old)
-				zones[z.name] = true
+		for name, old := range ix.hostname(zs, &hs[i], recs[hs[i].ID], chals[hs[i].ID], built) {
+			if z := zs.Of(name); z != nil {
+				ix.jr.add(serial, z.Name, name, old)
+				zones[z.Name] = true
 			}
 		}
 	}
@@ -195,31 +192,31 @@ func (ix *Index) Apply(ctx context.Context, q storage.Queries, cs []storage.Chan
 // holds, unless another hostname holds them by now (a released name minted
 // again). It returns what each name it touched held before (the journal's
 // entries).
-func (ix *Index) replace(zs zoneSet, h *storage.Hostname, own *node, below map[string]*node) (old map[string]*node) {
-	name, owner := dns.Fqdn(h.Name), holder(h.ID)
-	had := zs.get(name)
-	old = map[string]*node{name: had}
+func (ix *Index) replace(zs Set, h *storage.Hostname, own *Node, below map[string]*Node) (old map[string]*Node) {
+	name, owner := dns.Fqdn(h.Name), Holder(h.ID)
+	had := zs.Get(name)
+	old = map[string]*Node{name: had}
 	for n := range below {
-		old[n] = zs.get(n)
+		old[n] = zs.Get(n)
 	}
 	for _, n := range ix.extra[h.ID] {
-		old[n] = zs.get(n)
+		old[n] = zs.Get(n)
 	}
 	switch {
 	case own != nil:
-		if zs.put(name, own) && (had == nil || had.owner != owner) {
+		if zs.Put(name, own) && (had == nil || had.Owner != owner) {
 			ix.size.Add(1)
 		}
-	case had != nil && had.owner == owner:
-		zs.drop(name, owner)
+	case had != nil && had.Owner == owner:
+		zs.Drop(name, owner)
 		ix.size.Add(-1)
 	}
 	for n, nd := range below {
-		zs.put(n, nd)
+		zs.Put(n, nd)
 	}
 	for _, n := range ix.extra[h.ID] {
 		if _, kept := below[n]; !kept {
-			zs.drop(n, owner)
+			zs.Drop(n, owner)
 		}
 	}
 	if len(below) == 0 {
@@ -235,19 +232,19 @@ func (ix *Index) replace(zs zoneSet, h *storage.Hostname, own *node, below map[s
 }
 
 // buildNodes are the index's nodes of what h serves (served.Hostname).
-func buildNodes(h *storage.Hostname, recs []storage.Record, chals []storage.Challenge) (own *node, below map[string]*node) {
+func buildNodes(h *storage.Hostname, recs []storage.Record, chals []storage.Challenge) (own *Node, below map[string]*Node) {
 	o, names, ok := served.Hostname(h, recs, chals, unservable)
 	if !ok {
 		return nil, nil
 	}
-	holds := holder(h.ID)
-	own = &node{owner: holds, host: true, addrs: packAddrs(o.Addrs), expires: o.Expires, rrsets: o.RRsets}
+	holds := Holder(h.ID)
+	own = &Node{Owner: holds, Host: true, Addrs: PackAddrs(o.Addrs), Expires: o.Expires, RRsets: o.RRsets}
 	if len(names) == 0 {
 		return own, nil
 	}
-	below = make(map[string]*node, len(names))
+	below = make(map[string]*Node, len(names))
 	for name, n := range names {
-		below[name] = &node{owner: holds, expires: n.Expires, rrsets: n.RRsets}
+		below[name] = &Node{Owner: holds, Expires: n.Expires, RRsets: n.RRsets}
 	}
 	return own, below
 }
@@ -258,17 +255,26 @@ func unservable(r *storage.Record, err error) {
 	clog.Warningf("record %s at %s cannot be served: %v", r.ID, r.Name, err)
 }
 
-// settle marks the nodes whose expiry has passed at now as gone. An idle
+// hostname puts h's names, built from its rows as they stand at now, in
+// zs, and returns what its names held before.
+func (ix *Index) hostname(zs Set, h *storage.Hostname, recs []storage.Record, chals []storage.Challenge, now int64) (old map[string]*Node) {
+	own, below := buildNodes(h, recs, chals)
+	own, below = ix.withoutRegistrationNames(h.Name, own, below)
+	Settle(own, below, now)
+	return ix.replace(zs, h, own, below)
+}
+
+// Settle marks the nodes whose expiry has passed at now as gone. An idle
 // [P1] name's expiry is recorded as a change once it has passed
 // (storage.RecordExpiries), so the version built then is the one
 // secondaries were told to delete.
-func settle(own *node, below map[string]*node, now int64) {
+func Settle(own *Node, below map[string]*Node, now int64) {
 	if own == nil {
 		return
 	}
-	own.gone = own.expires != 0 && own.expires <= now
+	own.Gone = own.Expires != 0 && own.Expires <= now
 	for _, n := range below {
-		n.gone = n.expires != 0 && n.expires <= now
+		n.Gone = n.Expires != 0 && n.Expires <= now
 	}
 }
 
@@ -284,30 +290,30 @@ func parent(name string) string {
 // with the signatures already made; a new one gets an empty table (sizes:
 // its expected names, by domain id), which adopt fills when it is made
 // below another zone.
-func (ix *Index) loadZones(ctx context.Context, q storage.Queries, prev zoneSet, sizes map[string]int) (zoneSet, error) {
+func (ix *Index) loadZones(ctx context.Context, q storage.Queries, prev Set, sizes map[string]int) (Set, error) {
 	ds, err := q.Domains(ctx)
 	if err != nil {
 		return nil, err
 	}
-	zs := make(zoneSet, len(ds))
+	zs := make(Set, len(ds))
 	for i := range ds {
 		d := &ds[i]
 		name := dns.Fqdn(d.Name)
-		z := &zone{name: name, id: d.ID, dnskey: d.DNSKEY, kind: kindPool, catalogVersion: d.CatalogVersion}
+		z := &Zone{Name: name, ID: d.ID, DNSKEY: d.DNSKEY, Kind: KindPool, CatalogVersion: d.CatalogVersion}
 		if old := prev[name]; old != nil {
-			z.names = old.names
+			z.Names = old.Names
 		} else {
-			z.names = newNameTable(sizes[d.ID])
+			z.Names = NewTable(sizes[d.ID])
 		}
 		if d.AccountID != "" {
-			z.kind = kindTeam
+			z.Kind = KindTeam
 		}
-		z.caa = served.Policy(d)
+		z.CAA = served.Policy(d)
 		if d.DNSSEC {
-			z.signed = true
-			if old := prev[name]; old != nil && old.dnskey == d.DNSKEY && old.signer != nil {
-				z.signer = old.signer
-			} else if z.signer, err = ix.newSigner(d); err != nil {
+			z.Signed = true
+			if old := prev[name]; old != nil && old.DNSKEY == d.DNSKEY && old.Signer != nil {
+				z.Signer = old.Signer
+			} else if z.Signer, err = ix.newSigner(d); err != nil {
 				// Never unsigned: its parent publishes a DS, so an unsigned
 				// answer is bogus to every validating resolver, and a
 				// secondary would keep an unsigned copy for the SOA's expire.

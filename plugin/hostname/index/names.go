@@ -1,17 +1,17 @@
-package hostname
+package index
 
 import (
 	"hash/maphash"
 	"sync"
 )
 
-// nameTable maps lowercase FQDNs to their nodes: plain maps in shards, each
+// Table maps lowercase FQDNs to their nodes: plain maps in shards, each
 // behind a read-write lock. A sync.Map boxes every key and allocates an
 // entry object per name, which at a million names is most of the index's
 // memory; a plain map holds a string header and a pointer per slot. Readers
 // take a shard's read lock only, and the feed (the one writer) holds a
 // shard's write lock for one map operation, so answers never wait for long.
-type nameTable struct {
+type Table struct {
 	shards [nameShards]nameShard
 }
 
@@ -19,27 +19,27 @@ const nameShards = 64
 
 type nameShard struct {
 	mu sync.RWMutex
-	m  map[string]*node
+	m  map[string]*Node
 	_  [32]byte // a cache line of its own: readers of neighbours do not collide
 }
 
 var nameSeed = maphash.MakeSeed()
 
-// newNameTable makes a table with room for about size names.
-func newNameTable(size int) *nameTable {
-	t := new(nameTable)
+// NewTable makes a table with room for about size names.
+func NewTable(size int) *Table {
+	t := new(Table)
 	for i := range t.shards {
-		t.shards[i].m = make(map[string]*node, size/nameShards)
+		t.shards[i].m = make(map[string]*Node, size/nameShards)
 	}
 	return t
 }
 
-func (t *nameTable) shard(name string) *nameShard {
+func (t *Table) shard(name string) *nameShard {
 	return &t.shards[maphash.String(nameSeed, name)%nameShards]
 }
 
-// get returns the node at name, or nil.
-func (t *nameTable) get(name string) *node {
+// Get returns the node at name, or nil.
+func (t *Table) Get(name string) *Node {
 	s := t.shard(name)
 	s.mu.RLock()
 	n := s.m[name]
@@ -47,8 +47,8 @@ func (t *nameTable) get(name string) *node {
 	return n
 }
 
-// put sets the node at name.
-func (t *nameTable) put(name string, n *node) {
+// Put sets the node at name.
+func (t *Table) Put(name string, n *Node) {
 	s := t.shard(name)
 	s.mu.Lock()
 	s.m[name] = n
@@ -57,18 +57,18 @@ func (t *nameTable) put(name string, n *node) {
 
 // drop removes name if the hostname of owner still holds it: a released
 // name may have been minted again for another hostname meanwhile.
-func (t *nameTable) drop(name string, owner uint64) {
+func (t *Table) drop(name string, owner uint64) {
 	s := t.shard(name)
 	s.mu.Lock()
-	if n := s.m[name]; n != nil && n.owner == owner {
+	if n := s.m[name]; n != nil && n.Owner == owner {
 		delete(s.m, name)
 	}
 	s.mu.Unlock()
 }
 
-// each calls f with every name and node of t, a shard at a time under its
+// Each calls f with every name and node of t, a shard at a time under its
 // read lock (f must not write to t).
-func (t *nameTable) each(f func(name string, n *node)) {
+func (t *Table) Each(f func(name string, n *Node)) {
 	for i := range t.shards {
 		s := &t.shards[i]
 		s.mu.RLock()

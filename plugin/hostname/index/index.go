@@ -1,4 +1,7 @@
-package hostname
+// Package index holds what the hostname plugin answers from: the zones it
+// serves and their names, built from the store and kept current by the
+// change feed, with the journal transfers read their differences from.
+package index
 
 import (
 	"github.com/hostmint/hostmint/plugin/hostname/sign"
@@ -6,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hostmint/hostmint/domains"
 	"github.com/hostmint/hostmint/storage"
@@ -22,7 +26,7 @@ import (
 // keeps its table across it). A hostname's change costs O(its own names),
 // and a zone transfer O(its zone's), whatever the number of hostnames.
 type Index struct {
-	zones  atomic.Pointer[zoneSet]
+	zones  atomic.Pointer[Set]
 	size   atomic.Int64 // hostnames served
 	serial atomic.Uint32
 	loaded atomic.Bool
@@ -56,56 +60,56 @@ type Index struct {
 	acmeDNS string
 }
 
-// node is one name a hostname holds: its own name (addresses, records at
+// Node is one name a hostname holds: its own name (addresses, records at
 // the hostname), a name below it with records, or an empty non-terminal
 // between the two.
-type node struct {
-	owner   uint64 // holder(the hostname's id)
-	addrs   addrList
-	expires int64               // Unix ms; 0: never
-	rrsets  map[uint16][]dns.RR // owner lowercase FQDN, TTL served.TTL
-	host    bool                // the hostname's own name
-	// gone: its expiry had passed when this version was built, so no
+type Node struct {
+	Owner   uint64 // holder(the hostname's id)
+	Addrs   AddrList
+	Expires int64               // Unix ms; 0: never
+	RRsets  map[uint16][]dns.RR // owner lowercase FQDN, TTL served.TTL
+	Host    bool                // the hostname's own name
+	// Gone: its expiry had passed when this version was built, so no
 	// secondary holds it (the change that built it was an IXFR that
 	// deleted it, or the transfer that followed a load left it out).
-	gone bool
+	Gone bool
 }
 
-// zone is one domain we are authoritative for.
-type zone struct {
-	name   string // lowercase FQDN with the trailing dot
-	id     string
-	caa    []dns.RR // the domain's CAA policy, owner = name
-	signed bool     // the store says so: never answered or transferred unsigned
-	// catalogVersion is the domain's (storage.Domain.CatalogVersion).
-	catalogVersion int64
-	signer         *sign.Signer // nil when the domain is not signed, or its key cannot be opened
-	dnskey         string       // the DNSKEY the signer was made from
-	kind           string       // kindPool or kindTeam, for metrics
-	// names are the zone's names below its apex (lowercase FQDN ->
+// Zone is one domain we are authoritative for.
+type Zone struct {
+	Name   string // lowercase FQDN with the trailing dot
+	ID     string
+	CAA    []dns.RR // the domain's CAA policy, owner = name
+	Signed bool     // the store says so: never answered or transferred unsigned
+	// CatalogVersion is the domain's (storage.Domain.CatalogVersion).
+	CatalogVersion int64
+	Signer         *sign.Signer // nil when the domain is not signed, or its key cannot be opened
+	DNSKEY         string       // the DNSKEY the signer was made from
+	Kind           string       // kindPool or kindTeam, for metrics
+	// Names are the zone's Names below its apex (lowercase FQDN ->
 	// *node), those of a zone below it excepted.
-	names *nameTable
+	Names *Table
 }
 
-type zoneSet map[string]*zone
+type Set map[string]*Zone
 
-// NewIndex returns an empty index whose signed zones' keys signers opens
+// New returns an empty index whose signed zones' keys signers opens
 // (nil: none is opened), with acme-dns registrations under acmeDNS ("" for
 // none).
-func NewIndex(signers func(*storage.Domain) (*domains.Signer, error), acmeDNS string) *Index {
+func New(signers func(*storage.Domain) (*domains.Signer, error), acmeDNS string) *Index {
 	ix := &Index{extra: map[string][]string{}, regNames: map[string]string{}, signers: signers}
 	if acmeDNS != "" {
 		ix.acmeDNS = dns.Fqdn(acmeDNS)
 	}
-	ix.zones.Store(&zoneSet{})
+	ix.zones.Store(&Set{})
 	return ix
 }
 
-// zoneOf returns the most specific zone that holds qname (lowercase FQDN).
-func (ix *Index) zoneOf(qname string) *zone { return ix.zones.Load().of(qname) }
+// ZoneOf returns the most specific zone that holds qname (lowercase FQDN).
+func (ix *Index) ZoneOf(qname string) *Zone { return ix.zones.Load().Of(qname) }
 
-// of returns the most specific zone of zs that holds qname.
-func (zs *zoneSet) of(qname string) *zone {
+// Of returns the most specific zone Of zs that holds qname.
+func (zs *Set) Of(qname string) *Zone {
 	if len(*zs) == 0 {
 		return nil
 	}
@@ -117,75 +121,75 @@ func (zs *zoneSet) of(qname string) *zone {
 	return nil
 }
 
-// zone is the zone called name (lowercase FQDN), nil when none is.
-func (ix *Index) zone(name string) *zone { return (*ix.zones.Load())[name] }
+// Zone is the Zone called name (lowercase FQDN), nil when none is.
+func (ix *Index) Zone(name string) *Zone { return (*ix.zones.Load())[name] }
 
-// zoneSet is the zone set now (not to be modified).
-func (ix *Index) zoneSet() *zoneSet { return ix.zones.Load() }
+// Zones is the zone set now (not to be modified).
+func (ix *Index) Zones() *Set { return ix.zones.Load() }
 
 // Serial is the change feed's position the index stands at: the zones'
 // SOA serial.
 func (ix *Index) Serial() uint32 { return ix.serial.Load() }
 
-// node returns the entry for qname (lowercase FQDN), if any.
-func (ix *Index) node(qname string) *node { return ix.zones.Load().get(qname) }
+// Node returns the entry for qname (lowercase FQDN), if any.
+func (ix *Index) Node(qname string) *Node { return ix.zones.Load().Get(qname) }
 
-// get returns the entry for name in the zone of zs that holds it.
-func (zs *zoneSet) get(name string) *node {
-	if z := zs.of(name); z != nil {
-		return z.names.get(name)
+// Get returns the entry for name in the zone of zs that holds it.
+func (zs *Set) Get(name string) *Node {
+	if z := zs.Of(name); z != nil {
+		return z.Names.Get(name)
 	}
 	return nil
 }
 
-// put sets name's node in the zone of zs that holds it; false when no
+// Put sets name's node in the zone of zs that holds it; false when no
 // zone does.
-func (zs *zoneSet) put(name string, n *node) bool {
-	z := zs.of(name)
+func (zs *Set) Put(name string, n *Node) bool {
+	z := zs.Of(name)
 	if z != nil {
-		z.names.put(name, n)
+		z.Names.Put(name, n)
 	}
 	return z != nil
 }
 
-// drop removes name from its zone's table if owner's hostname holds it.
-func (zs *zoneSet) drop(name string, owner uint64) {
-	if z := zs.of(name); z != nil {
-		z.names.drop(name, owner)
+// Drop removes name from its zone's table if owner's hostname holds it.
+func (zs *Set) Drop(name string, owner uint64) {
+	if z := zs.Of(name); z != nil {
+		z.Names.drop(name, owner)
 	}
 }
 
 // movedName is a name a new zone took over from the zone above it.
 type movedName struct {
-	from *nameTable
+	from *Table
 	name string
-	n    *node
+	n    *Node
 }
 
 // adopt fills the tables of the zones of zs that prev lacks with the names
 // under them that the zone above held, and returns those names, for the
 // caller to drop from there once zs is the index's (readers find each
 // name in one table or the other meanwhile).
-func (zs *zoneSet) adopt(prev zoneSet) []movedName {
+func (zs *Set) adopt(prev Set) []movedName {
 	var moved []movedName
 	for name, z := range *zs {
 		if prev[name] != nil {
 			continue
 		}
-		parent := (&prev).of(name)
+		parent := (&prev).Of(name)
 		if parent == nil {
 			continue
 		}
 		suffix := "." + name
-		parent.names.each(func(n string, nd *node) {
+		parent.Names.Each(func(n string, nd *Node) {
 			// The new zone's apex too: a hostname of that name is its.
-			if (n == name || strings.HasSuffix(n, suffix)) && zs.of(n) == z {
-				moved = append(moved, movedName{parent.names, n, nd})
+			if (n == name || strings.HasSuffix(n, suffix)) && zs.Of(n) == z {
+				moved = append(moved, movedName{parent.Names, n, nd})
 			}
 		})
 	}
 	for _, m := range moved {
-		zs.put(m.name, m.n)
+		zs.Put(m.name, m.n)
 	}
 	return moved
 }
@@ -220,9 +224,9 @@ func (ix *Index) touched(zones []string) {
 	}
 }
 
-// unservable reports a zone the store marks signed whose key this node
+// Unservable reports a zone the store marks signed whose key this node
 // cannot open: it is answered SERVFAIL rather than unsigned.
-func (z *zone) unservable() bool { return z.signed && z.signer == nil }
+func (z *Zone) Unservable() bool { return z.Signed && z.Signer == nil }
 
 // Unservable are the zones the store marks signed whose key this node
 // cannot open (names without the trailing dot, sorted): they answer
@@ -230,22 +234,22 @@ func (z *zone) unservable() bool { return z.signed && z.signer == nil }
 func (ix *Index) Unservable() []string {
 	var names []string
 	for _, z := range *ix.zones.Load() {
-		if z.unservable() {
-			names = append(names, strings.TrimSuffix(z.name, "."))
+		if z.Unservable() {
+			names = append(names, strings.TrimSuffix(z.Name, "."))
 		}
 	}
 	slices.Sort(names)
 	return names
 }
 
-// transferable are those of zones a secondary may transfer: not the
+// Transferable are those of zones a secondary may transfer: not the
 // signed ones, which are signed answer by answer and never leave the node
 // (nor are NOTIFYed).
-func (ix *Index) transferable(zones []string) []string {
+func (ix *Index) Transferable(zones []string) []string {
 	zs := *ix.zones.Load()
 	out := make([]string, 0, len(zones))
 	for _, name := range zones {
-		if z := zs[name]; z != nil && !z.signed {
+		if z := zs[name]; z != nil && !z.Signed {
 			out = append(out, name)
 		}
 	}
@@ -258,6 +262,13 @@ func (ix *Index) Len() int64 { return ix.size.Load() }
 // Loaded reports whether the first snapshot is in.
 func (ix *Index) Loaded() bool { return ix.loaded.Load() }
 
+// The kinds of zone, for metrics: a pool domain ([P1]) or a team's own
+// domain ([P2]).
+const (
+	KindPool = "pool"
+	KindTeam = "team"
+)
+
 // Shared type lists of the nodes that hold addresses only (most of them):
 // read-only, never appended to in place.
 var (
@@ -266,11 +277,11 @@ var (
 	typesBoth = []uint16{dns.TypeA, dns.TypeAAAA}
 )
 
-// typeList is the types at this name, sorted (NSEC bitmaps). It is not to
+// TypeList is the types at this name, sorted (NSEC bitmaps). It is not to
 // be modified.
-func (n *node) typeList() []uint16 {
-	v4, v6 := n.addrs.families()
-	if len(n.rrsets) == 0 {
+func (n *Node) TypeList() []uint16 {
+	v4, v6 := n.Addrs.Families()
+	if len(n.RRsets) == 0 {
 		switch {
 		case v4 && v6:
 			return typesBoth
@@ -281,16 +292,30 @@ func (n *node) typeList() []uint16 {
 		}
 		return nil
 	}
-	ts := make([]uint16, 0, len(n.rrsets)+2)
+	ts := make([]uint16, 0, len(n.RRsets)+2)
 	if v4 {
 		ts = append(ts, dns.TypeA)
 	}
 	if v6 {
 		ts = append(ts, dns.TypeAAAA)
 	}
-	for t := range n.rrsets {
+	for t := range n.RRsets {
 		ts = append(ts, t)
 	}
 	slices.Sort(ts)
 	return ts
+}
+
+// TTL is the TTL to serve n's records with: never past its hostname's
+// expiry, so caches drop an idle name when we do. live is false once it has
+// expired.
+func (n *Node) TTL(max uint32, now time.Time) (ttl uint32, live bool) {
+	if n.Expires == 0 {
+		return max, true
+	}
+	left := n.Expires - now.UnixMilli()
+	if left <= 0 {
+		return 0, false
+	}
+	return uint32(min(int64(max), (left+999)/1000)), true
 }

@@ -1,4 +1,4 @@
-package hostname
+package index
 
 import (
 	"hash/maphash"
@@ -7,23 +7,23 @@ import (
 	"github.com/miekg/dns"
 )
 
-// addrList is a name's addresses packed end to end, each as one byte
+// AddrList is a name's addresses packed end to end, each as one byte
 // giving its length (4 or 16) and then its bytes: one small string per
 // hostname instead of a slice header and 24 bytes per netip.Addr, which at a
 // million names is a sixth of the index.
-type addrList string
+type AddrList string
 
-func packAddrs(as []netip.Addr) addrList {
+func PackAddrs(as []netip.Addr) AddrList {
 	b := make([]byte, 0, len(as)*5)
 	for _, a := range as {
 		s := a.Unmap().AsSlice()
 		b = append(append(b, byte(len(s))), s...)
 	}
-	return addrList(b)
+	return AddrList(b)
 }
 
-// each calls fn with every address's bytes and whether it is IPv4.
-func (l addrList) each(fn func(raw string, v4 bool)) {
+// Each calls fn with every address's bytes and whether it is IPv4.
+func (l AddrList) Each(fn func(raw string, v4 bool)) {
 	for i := 0; i < len(l); {
 		n := int(l[i])
 		fn(string(l[i+1:i+1+n]), n == 4)
@@ -31,25 +31,25 @@ func (l addrList) each(fn func(raw string, v4 bool)) {
 	}
 }
 
-// addrs unpacks the list.
-func (l addrList) addrs() []netip.Addr {
+// List unpacks the list.
+func (l AddrList) List() []netip.Addr {
 	var as []netip.Addr
-	l.each(func(raw string, _ bool) {
+	l.Each(func(raw string, _ bool) {
 		a, _ := netip.AddrFromSlice([]byte(raw))
 		as = append(as, a)
 	})
 	return as
 }
 
-// families reports whether the list holds IPv4 and IPv6 addresses.
-func (l addrList) families() (v4, v6 bool) {
-	l.each(func(_ string, is4 bool) { v4, v6 = v4 || is4, v6 || !is4 })
+// Families reports whether the list holds IPv4 and IPv6 addresses.
+func (l AddrList) Families() (v4, v6 bool) {
+	l.Each(func(_ string, is4 bool) { v4, v6 = v4 || is4, v6 || !is4 })
 	return v4, v6
 }
 
-// addrRRs are the A or AAAA records of addrs that answer qtype. A plain
+// AddrRRs are the A or AAAA records of addrs that answer qtype. A plain
 // loop, not each: a closure here would cost the answer path two allocations.
-func addrRRs(owner string, qtype uint16, addrs addrList, ttl uint32) []dns.RR {
+func AddrRRs(owner string, qtype uint16, addrs AddrList, ttl uint32) []dns.RR {
 	var rrs []dns.RR
 	for i := 0; i < len(addrs); {
 		n := int(addrs[i])
@@ -66,8 +66,8 @@ func addrRRs(owner string, qtype uint16, addrs addrList, ttl uint32) []dns.RR {
 	return rrs
 }
 
-// holder identifies the hostname a node belongs to: a hash of its id
+// Holder identifies the hostname a node belongs to: a hash of its id
 // rather than the id itself, which would be one more string a name. Two ids
 // of one process colliding (2^-64 a pair) would at worst leave a released
 // name to the next change of the other hostname.
-func holder(id string) uint64 { return maphash.String(nameSeed, id) }
+func Holder(id string) uint64 { return maphash.String(nameSeed, id) }

@@ -1,4 +1,4 @@
-package hostname
+package index
 
 import (
 	"context"
@@ -51,17 +51,17 @@ func TestRegistrationNodes(t *testing.T) {
 		}
 		return nil
 	})
-	ix := NewIndex(nil, "auth.example.org")
+	ix := New(nil, "auth.example.org")
 	if err := ix.Load(ctx, st.Reader()); err != nil {
 		t.Fatal(err)
 	}
 	txt := func(name string) []string {
-		n := ix.node(name)
-		if n == nil || n.expires <= time.Now().UnixMilli() {
+		n := ix.Node(name)
+		if n == nil || n.Expires <= time.Now().UnixMilli() {
 			return nil
 		}
 		var out []string
-		for _, rr := range n.rrsets[dns.TypeTXT] {
+		for _, rr := range n.RRsets[dns.TypeTXT] {
 			out = append(out, rr.(*dns.TXT).Txt...)
 		}
 		return out
@@ -69,10 +69,10 @@ func TestRegistrationNodes(t *testing.T) {
 	if got := txt("s1.auth.example.org."); len(got) != 2 || got[0] != "new" || got[1] != "old" {
 		t.Errorf("s1: %v, want [new old]", got)
 	}
-	if n := ix.node("s2.other.example.org."); n != nil {
+	if n := ix.Node("s2.other.example.org."); n != nil {
 		t.Errorf("a registration outside acme_dns_domain is served: %+v", n)
 	}
-	if n := ix.node("auth.example.org."); n != nil {
+	if n := ix.Node("auth.example.org."); n != nil {
 		t.Errorf("the hostname at acme_dns_domain is served: %+v", n)
 	}
 
@@ -93,7 +93,7 @@ func TestRegistrationNodes(t *testing.T) {
 	if got := txt("s1.auth.example.org."); len(got) != 2 || got[0] != "newer" || got[1] != "new" {
 		t.Errorf("s1 after an update: %v, want [newer new]", got)
 	}
-	if n := ix.node("s3.auth.example.org."); n != nil {
+	if n := ix.Node("s3.auth.example.org."); n != nil {
 		t.Errorf("s3's values stopped being served, but its node stays: %+v", n)
 	}
 	if _, ok := ix.regNames["ending"]; ok || len(ix.regNames) != 1 {

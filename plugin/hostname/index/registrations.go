@@ -1,4 +1,4 @@
-package hostname
+package index
 
 import (
 	"cmp"
@@ -19,7 +19,7 @@ import (
 // acme_dns_domain, which only registrations hold: a hostname that held the
 // label before the option was set, or a record below one, never answers
 // for a registration's name (a CA would take its TXT for the owner's).
-func (ix *Index) withoutRegistrationNames(name string, own *node, below map[string]*node) (*node, map[string]*node) {
+func (ix *Index) withoutRegistrationNames(name string, own *Node, below map[string]*Node) (*Node, map[string]*Node) {
 	name = dns.Fqdn(name)
 	if ix.acmeDNS == "" {
 		return own, below
@@ -46,7 +46,7 @@ func (ix *Index) servesRegistration(name string) bool {
 
 // loadRegistrations puts every registration with values still served into
 // zs, as Load reads the hostnames.
-func (ix *Index) loadRegistrations(ctx context.Context, q storage.Queries, zs zoneSet, loaded int64) (map[string]string, []regDue, error) {
+func (ix *Index) loadRegistrations(ctx context.Context, q storage.Queries, zs Set, loaded int64) (map[string]string, []regDue, error) {
 	names := map[string]string{}
 	var due []regDue
 	since := loaded - served.ChallengeLife.Milliseconds()
@@ -56,10 +56,10 @@ func (ix *Index) loadRegistrations(ctx context.Context, q storage.Queries, zs zo
 			return nil
 		}
 		n := registrationNode(r)
-		settle(n, nil, loaded)
-		if zs.put(name, n) {
+		Settle(n, nil, loaded)
+		if zs.Put(name, n) {
 			names[r.ID] = name
-			due = append(due, regDue{at: n.expires, id: r.ID, name: name})
+			due = append(due, regDue{at: n.Expires, id: r.ID, name: name})
 		}
 		return nil
 	})
@@ -77,17 +77,17 @@ type regDue struct {
 // stopped being served (they answer as if absent already), so that the
 // index holds those of the last day, not of every one ever updated. The
 // queue is in the order values were written, which is their expiry's.
-func (ix *Index) sweepRegistrations(zs zoneSet, now int64) {
+func (ix *Index) sweepRegistrations(zs Set, now int64) {
 	i := 0
 	for ; i < len(ix.regDue) && ix.regDue[i].at <= now; i++ {
 		d := ix.regDue[i]
 		if ix.regNames[d.id] != d.name {
 			continue
 		}
-		if n := zs.get(d.name); n != nil && n.owner == holder(d.id) && n.expires > now {
+		if n := zs.Get(d.name); n != nil && n.Owner == Holder(d.id) && n.Expires > now {
 			continue // published again since: a later entry is due
 		}
-		zs.drop(d.name, holder(d.id))
+		zs.Drop(d.name, Holder(d.id))
 		delete(ix.regNames, d.id)
 	}
 	ix.regDue = ix.regDue[i:]
@@ -95,44 +95,44 @@ func (ix *Index) sweepRegistrations(zs zoneSet, now int64) {
 
 // applyRegistrations replaces the nodes of the registrations ids (deleted
 // ones are dropped) and notes what each name held before in the journal.
-func (ix *Index) applyRegistrations(rs []storage.Registration, ids []string, zs zoneSet, serial uint32, built int64, zones map[string]bool) {
+func (ix *Index) applyRegistrations(rs []storage.Registration, ids []string, zs Set, serial uint32, built int64, zones map[string]bool) {
 	byID := make(map[string]*storage.Registration, len(rs))
 	for i := range rs {
 		byID[rs[i].ID] = &rs[i]
 	}
 	for _, id := range ids {
 		name, had := ix.regNames[id]
-		var n *node
+		var n *Node
 		if r := byID[id]; r != nil && ix.servesRegistration(dns.Fqdn(r.Name)) {
 			name, n = dns.Fqdn(r.Name), registrationNode(r)
-			settle(n, nil, built)
+			Settle(n, nil, built)
 		}
 		if name == "" {
 			continue // never served, and gone
 		}
-		z := zs.of(name)
+		z := zs.Of(name)
 		if z == nil {
 			continue // in no served zone
 		}
-		old := z.names.get(name)
+		old := z.Names.Get(name)
 		if n != nil {
-			z.names.put(name, n)
+			z.Names.Put(name, n)
 			ix.regNames[id] = name
-			ix.regDue = append(ix.regDue, regDue{at: n.expires, id: id, name: name})
+			ix.regDue = append(ix.regDue, regDue{at: n.Expires, id: id, name: name})
 		} else if had {
-			z.names.drop(name, holder(id))
+			z.Names.drop(name, Holder(id))
 			delete(ix.regNames, id)
 		}
-		ix.jr.add(serial, z.name, name, old)
-		zones[z.name] = true
+		ix.jr.add(serial, z.Name, name, old)
+		zones[z.Name] = true
 	}
 }
 
 // registrationNode is the index's node of what r serves (served.Registration).
-func registrationNode(r *storage.Registration) *node {
+func registrationNode(r *storage.Registration) *Node {
 	n := served.Registration(r)
 	if n == nil {
 		return nil
 	}
-	return &node{owner: holder(r.ID), expires: n.Expires, rrsets: n.RRsets}
+	return &Node{Owner: Holder(r.ID), Expires: n.Expires, RRsets: n.RRsets}
 }

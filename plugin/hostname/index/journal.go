@@ -1,4 +1,4 @@
-package hostname
+package index
 
 import (
 	"slices"
@@ -30,7 +30,7 @@ type zoneJournal struct {
 type journalEntry struct {
 	serial uint32 // the serial after the change
 	name   string
-	old    *node
+	old    *Node
 }
 
 type journalRef struct {
@@ -49,7 +49,7 @@ func (j *journal) reset(serial uint32) {
 }
 
 // add records what name, of zone, held before the change that brings serial.
-func (j *journal) add(serial uint32, zone, name string, old *node) {
+func (j *journal) add(serial uint32, zone, name string, old *Node) {
 	if j.zones == nil {
 		j.zones = map[string]*zoneJournal{}
 	}
@@ -95,22 +95,22 @@ func (j *journal) trim() {
 // changed; ok is false when the zone's journal does not reach back to
 // serial. It reads the zone's changes after serial only. The caller holds
 // mu.
-func (j *journal) since(zone string, serial uint32) (names []string, old map[string]*node, ok bool) {
+func (j *journal) since(zone string, serial uint32) (names []string, old map[string]*Node, ok bool) {
 	floor, entries := j.floor, []journalEntry(nil)
 	if zj := j.zones[zone]; zj != nil {
 		floor, entries = zj.floor, zj.entries
 	}
-	if serialOlder(serial, floor) {
+	if SerialOlder(serial, floor) {
 		return nil, nil, false
 	}
 	// Entries are in serial order: the first one after serial, by halves.
 	i, _ := slices.BinarySearchFunc(entries, serial, func(e journalEntry, s uint32) int {
-		if serialOlder(s, e.serial) {
+		if SerialOlder(s, e.serial) {
 			return 1
 		}
 		return -1
 	})
-	old = map[string]*node{}
+	old = map[string]*Node{}
 	for _, e := range entries[i:] {
 		if _, seen := old[e.name]; !seen {
 			old[e.name] = e.old
@@ -119,3 +119,7 @@ func (j *journal) since(zone string, serial uint32) (names []string, old map[str
 	}
 	return names, old, true
 }
+
+// SerialOlder reports whether serial a is older than b in serial number
+// arithmetic (RFC 1982): the feed's ids wrap at 2^32 as SOA serials.
+func SerialOlder(a, b uint32) bool { return a != b && b-a < 1<<31 }

@@ -1,13 +1,13 @@
-package hostname
+package index
 
 // A zone's names as they stood at one serial, for transfers: read beside
 // the feed, which goes on meanwhile, and set back by the journal.
 
-// named is a name of the index with its node; a nil node is a name left
+// Named is a name of the index with its node; a nil node is a name left
 // out.
-type named struct {
-	name string
-	n    *node
+type Named struct {
+	Name string
+	Node *Node
 }
 
 // nameChunk is how many names a chunk of a zone's copy holds: a small team
@@ -15,7 +15,7 @@ type named struct {
 // and a large zone's copy grows without copying what it holds.
 const nameChunk = 1 << 14
 
-// zoneNames is every name of the zone called name (not of a zone below
+// ZoneNames is every name of the zone called name (not of a zone below
 // it) with its node as they stood at one serial, in chunks, that serial,
 // and the zone as it stood then (nil when there is none). The zone's names
 // are copied shard by shard while the feed goes on; then the names the
@@ -25,7 +25,7 @@ const nameChunk = 1 << 14
 // the journal no longer reaches back that far (a domain or a snapshot
 // reset it meanwhile), the copy is made again under the journal's lock,
 // which holds the feed up while it runs.
-func (ix *Index) zoneNames(name string) ([][]named, uint32, *zone) {
+func (ix *Index) ZoneNames(name string) ([][]Named, uint32, *Zone) {
 	ix.jr.mu.Lock()
 	z, serial := (*ix.zones.Load())[name], ix.serial.Load()
 	ix.jr.mu.Unlock()
@@ -35,14 +35,14 @@ func (ix *Index) zoneNames(name string) ([][]named, uint32, *zone) {
 	if ix.copying != nil {
 		ix.copying()
 	}
-	chunks := copyNames(z.names)
+	chunks := copyNames(z.Names)
 	ix.jr.mu.Lock()
 	changed, old, ok := ix.jr.since(name, serial)
 	if now := (*ix.zones.Load())[name]; !ok || now != z {
 		z, serial = now, ix.serial.Load()
 		chunks, changed = nil, nil
 		if z != nil {
-			chunks = copyNames(z.names)
+			chunks = copyNames(z.Names)
 		}
 	}
 	ix.jr.mu.Unlock()
@@ -53,19 +53,19 @@ func (ix *Index) zoneNames(name string) ([][]named, uint32, *zone) {
 }
 
 // copyNames copies the names of t, one shard at a time.
-func copyNames(t *nameTable) [][]named {
-	var chunks [][]named
-	var c []named
+func copyNames(t *Table) [][]Named {
+	var chunks [][]Named
+	var c []Named
 	size := 64 // a team zone's names take one small chunk, a large zone's grow to nameChunk
-	t.each(func(name string, n *node) {
+	t.Each(func(name string, n *Node) {
 		if len(c) == cap(c) {
 			if c != nil {
 				chunks = append(chunks, c)
 			}
-			c = make([]named, 0, size)
+			c = make([]Named, 0, size)
 			size = min(nameChunk, 4*size)
 		}
-		c = append(c, named{name, n})
+		c = append(c, Named{name, n})
 	})
 	if len(c) > 0 {
 		chunks = append(chunks, c)
@@ -75,23 +75,23 @@ func copyNames(t *nameTable) [][]named {
 
 // asAt puts the changed names back as they were (old; nil: the name did
 // not exist then, and is left out).
-func asAt(chunks [][]named, changed []string, old map[string]*node) [][]named {
-	pending := make(map[string]*node, len(changed))
+func asAt(chunks [][]Named, changed []string, old map[string]*Node) [][]Named {
+	pending := make(map[string]*Node, len(changed))
 	for _, n := range changed {
 		pending[n] = old[n]
 	}
 	for _, c := range chunks {
 		for i := range c {
-			if o, ok := pending[c[i].name]; ok {
-				delete(pending, c[i].name)
-				c[i].n = o
+			if o, ok := pending[c[i].Name]; ok {
+				delete(pending, c[i].Name)
+				c[i].Node = o
 			}
 		}
 	}
-	var rest []named // deleted since, or not reached by the copy
+	var rest []Named // deleted since, or not reached by the copy
 	for _, n := range changed {
 		if o, ok := pending[n]; ok && o != nil {
-			rest = append(rest, named{n, o})
+			rest = append(rest, Named{n, o})
 		}
 	}
 	if len(rest) > 0 {
@@ -100,12 +100,12 @@ func asAt(chunks [][]named, changed []string, old map[string]*node) [][]named {
 	return chunks
 }
 
-// changes is what the zone called name changed since serial, for an IXFR:
+// Changes is what the zone called name changed since serial, for an IXFR:
 // the zone and the serial as they stood when read, the names changed, what
 // they held at serial (old: nil, the name did not exist) and what they hold
 // now (nil: gone). ok is false when the journal does not reach back to
 // serial, or there is no such zone.
-func (ix *Index) changes(name string, serial uint32) (z *zone, cur uint32, names []string, old, now map[string]*node, ok bool) {
+func (ix *Index) Changes(name string, serial uint32) (z *Zone, cur uint32, names []string, old, now map[string]*Node, ok bool) {
 	ix.jr.mu.Lock()
 	defer ix.jr.mu.Unlock()
 	z = (*ix.zones.Load())[name] // as it stands at the serial read with it
@@ -113,9 +113,9 @@ func (ix *Index) changes(name string, serial uint32) (z *zone, cur uint32, names
 	if !ok || z == nil {
 		return nil, 0, nil, nil, nil, false
 	}
-	now = make(map[string]*node, len(names))
+	now = make(map[string]*Node, len(names))
 	for _, n := range names {
-		now[n] = z.names.get(n)
+		now[n] = z.Names.Get(n)
 	}
 	return z, ix.serial.Load(), names, old, now, true
 }
