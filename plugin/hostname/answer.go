@@ -1,11 +1,11 @@
 package hostname
 
 import (
-	"github.com/hostmint/hostmint/plugin/hostname/index"
-	"github.com/hostmint/hostmint/plugin/hostname/sign"
 	"strings"
 	"time"
 
+	"github.com/hostmint/hostmint/plugin/hostname/index"
+	"github.com/hostmint/hostmint/plugin/hostname/sign"
 	"github.com/hostmint/hostmint/served"
 	"github.com/miekg/dns"
 )

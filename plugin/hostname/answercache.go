@@ -1,13 +1,13 @@
 package hostname
 
 import (
-	"github.com/hostmint/hostmint/plugin/hostname/index"
-	"github.com/hostmint/hostmint/plugin/hostname/sign"
 	"hash/maphash"
 	"strings"
 	"time"
 
 	"github.com/coredns/coredns/plugin/pkg/cache"
+	"github.com/hostmint/hostmint/plugin/hostname/index"
+	"github.com/hostmint/hostmint/plugin/hostname/sign"
 	"github.com/hostmint/hostmint/served"
 	"github.com/miekg/dns"
 )

@@ -1,8 +1,6 @@
 package hostname
 
 import (
-	"github.com/hostmint/hostmint/plugin/hostname/index"
-	"github.com/hostmint/hostmint/plugin/hostname/rrl"
 	"net/netip"
 	"slices"
 	"strings"
@@ -10,6 +8,8 @@ import (
 
 	ednsopts "github.com/coredns/coredns/plugin/pkg/edns"
 	"github.com/coredns/coredns/request"
+	"github.com/hostmint/hostmint/plugin/hostname/index"
+	"github.com/hostmint/hostmint/plugin/hostname/rrl"
 	"github.com/miekg/dns"
 )
 

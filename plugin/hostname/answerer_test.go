@@ -2,7 +2,6 @@ package hostname
 
 import (
 	"context"
-	"github.com/hostmint/hostmint/plugin/hostname/sign"
 	"net/netip"
 	"strconv"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/coredns/coredns/plugin/metrics"
 	"github.com/coredns/coredns/plugin/test"
 	"github.com/coredns/coredns/request"
+	"github.com/hostmint/hostmint/plugin/hostname/sign"
 	"github.com/miekg/dns"
 )
 

@@ -4,11 +4,11 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
-	"github.com/hostmint/hostmint/plugin/hostname/index"
 	"slices"
 	"strings"
 
 	"github.com/coredns/coredns/request"
+	"github.com/hostmint/hostmint/plugin/hostname/index"
 	"github.com/miekg/dns"
 )
 

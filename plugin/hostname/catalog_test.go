@@ -2,12 +2,12 @@ package hostname
 
 import (
 	"context"
-	"github.com/hostmint/hostmint/plugin/hostname/index"
 	"maps"
 	"testing"
 
 	"github.com/coredns/coredns/plugin/pkg/dnstest"
 	"github.com/coredns/coredns/plugin/test"
+	"github.com/hostmint/hostmint/plugin/hostname/index"
 	"github.com/miekg/dns"
 )
 

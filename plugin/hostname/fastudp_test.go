@@ -2,11 +2,11 @@ package hostname
 
 import (
 	"bytes"
-	"github.com/hostmint/hostmint/plugin/hostname/fastudp"
-	"github.com/hostmint/hostmint/plugin/hostname/rrl"
 	"net/netip"
 	"testing"
 
+	"github.com/hostmint/hostmint/plugin/hostname/fastudp"
+	"github.com/hostmint/hostmint/plugin/hostname/rrl"
 	"github.com/miekg/dns"
 )
 

@@ -5,14 +5,14 @@ package hostname
 
 import (
 	"context"
-	"github.com/hostmint/hostmint/plugin/hostname/fastudp"
-	"github.com/hostmint/hostmint/plugin/hostname/index"
 	"net"
 	"net/netip"
 	"sync/atomic"
 
 	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/request"
+	"github.com/hostmint/hostmint/plugin/hostname/fastudp"
+	"github.com/hostmint/hostmint/plugin/hostname/index"
 	"github.com/miekg/dns"
 )
 

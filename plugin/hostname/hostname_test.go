@@ -3,8 +3,6 @@ package hostname
 import (
 	"context"
 	"fmt"
-	"github.com/hostmint/hostmint/app"
-	"github.com/hostmint/hostmint/plugin/hostname/index"
 	"math/rand/v2"
 	"net/netip"
 	"testing"
@@ -13,6 +11,8 @@ import (
 	"github.com/coredns/caddy"
 	"github.com/coredns/coredns/plugin/pkg/dnstest"
 	"github.com/coredns/coredns/plugin/test"
+	"github.com/hostmint/hostmint/app"
+	"github.com/hostmint/hostmint/plugin/hostname/index"
 	"github.com/miekg/dns"
 )
 

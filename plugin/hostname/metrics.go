@@ -1,12 +1,12 @@
 package hostname
 
 import (
-	"github.com/hostmint/hostmint/plugin/hostname/index"
 	"slices"
 	"sync"
 
 	"github.com/coredns/coredns/plugin"
 	"github.com/hostmint/hostmint/app"
+	"github.com/hostmint/hostmint/plugin/hostname/index"
 	"github.com/miekg/dns"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"

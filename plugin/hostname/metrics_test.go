@@ -1,9 +1,9 @@
 package hostname
 
 import (
-	"github.com/hostmint/hostmint/plugin/hostname/index"
 	"testing"
 
+	"github.com/hostmint/hostmint/plugin/hostname/index"
 	"github.com/miekg/dns"
 )
 

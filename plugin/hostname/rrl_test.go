@@ -3,11 +3,11 @@ package hostname
 import (
 	"context"
 	"fmt"
-	"github.com/hostmint/hostmint/plugin/hostname/rrl"
 	"testing"
 
 	"github.com/coredns/coredns/plugin/pkg/dnstest"
 	"github.com/coredns/coredns/plugin/test"
+	"github.com/hostmint/hostmint/plugin/hostname/rrl"
 	"github.com/miekg/dns"
 )
 

@@ -3,8 +3,6 @@ package hostname
 import (
 	"context"
 	"fmt"
-	"github.com/hostmint/hostmint/plugin/hostname/index"
-	"github.com/hostmint/hostmint/plugin/hostname/rrl"
 	"slices"
 	"strings"
 	"time"
@@ -16,6 +14,8 @@ import (
 	"github.com/hostmint/hostmint/app"
 	"github.com/hostmint/hostmint/domains"
 	"github.com/hostmint/hostmint/plugin/hostname/fastudp"
+	"github.com/hostmint/hostmint/plugin/hostname/index"
+	"github.com/hostmint/hostmint/plugin/hostname/rrl"
 	"github.com/hostmint/hostmint/storage"
 	"github.com/miekg/dns"
 )

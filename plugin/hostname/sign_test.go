@@ -5,8 +5,6 @@ import (
 	"crypto"
 	"errors"
 	"fmt"
-	"github.com/hostmint/hostmint/plugin/hostname/index"
-	"github.com/hostmint/hostmint/plugin/hostname/sign"
 	"math/rand/v2"
 	"net/netip"
 	"slices"
@@ -15,6 +13,8 @@ import (
 
 	"github.com/coredns/coredns/plugin/pkg/dnstest"
 	"github.com/coredns/coredns/plugin/test"
+	"github.com/hostmint/hostmint/plugin/hostname/index"
+	"github.com/hostmint/hostmint/plugin/hostname/sign"
 	"github.com/miekg/dns"
 )
 

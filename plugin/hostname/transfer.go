@@ -2,9 +2,9 @@ package hostname
 
 import (
 	"errors"
-	"github.com/hostmint/hostmint/plugin/hostname/index"
 
 	"github.com/coredns/coredns/plugin/transfer"
+	"github.com/hostmint/hostmint/plugin/hostname/index"
 	"github.com/hostmint/hostmint/served"
 	"github.com/miekg/dns"
 )

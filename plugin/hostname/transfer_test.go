@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/hostmint/hostmint/plugin/hostname/index"
 	"maps"
 	"net"
 	"net/netip"
@@ -13,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/coredns/coredns/plugin/transfer"
+	"github.com/hostmint/hostmint/plugin/hostname/index"
 	"github.com/miekg/dns"
 )
 

@@ -1,11 +1,11 @@
 package hostname
 
 import (
-	"github.com/hostmint/hostmint/plugin/hostname/coreinternals"
 	"sync"
 
 	"github.com/coredns/coredns/plugin/metrics"
 	"github.com/coredns/coredns/request"
+	"github.com/hostmint/hostmint/plugin/hostname/coreinternals"
 	"github.com/miekg/dns"
 )
 

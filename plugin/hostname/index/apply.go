@@ -3,13 +3,13 @@ package index
 import (
 	"context"
 	"errors"
-	"github.com/hostmint/hostmint/plugin/hostname/sign"
 	"maps"
 	"runtime/debug"
 	"slices"
 	"time"
 
 	clog "github.com/coredns/coredns/plugin/pkg/log"
+	"github.com/hostmint/hostmint/plugin/hostname/sign"
 	"github.com/hostmint/hostmint/served"
 	"github.com/hostmint/hostmint/storage"
 	"github.com/miekg/dns"

@@ -4,7 +4,6 @@
 package index
 
 import (
-	"github.com/hostmint/hostmint/plugin/hostname/sign"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hostmint/hostmint/domains"
+	"github.com/hostmint/hostmint/plugin/hostname/sign"
 	"github.com/hostmint/hostmint/storage"
 	"github.com/miekg/dns"
 )
