@@ -88,17 +88,8 @@ func (q *ask) keepable() bool { return q.class == dns.ClassINET && q.opts == nil
 // source over UDP, the zero Addr over TCP (never limited).
 func (a *answerer) respond(buf []byte, q *ask, z *index.Zone, client netip.Addr) ([]byte, int) {
 	now := time.Now()
-	e := a.entry(q, z, now)
-	if e.size(q) > q.limit {
-		// Too big for the client: truncated (it asks again over TCP).
-		m := a.build(q, z, capitals(q.wire), now)
-		m.Truncate(q.limit)
-		e = a.pack(m, q, true)
-	}
-	if ok, slip := a.pass(buf, q, e.rcode, e.answered, z.Kind, z.Name, client); !ok {
-		return slip, e.rcode
-	}
-	return e.splice(buf, q), e.rcode
+	e := a.fit(a.entry(q, z, now), q, func() *dns.Msg { return a.build(q, z, capitals(q.wire), now) })
+	return a.send(buf, q, e, z.Kind, z.Name, client)
 }
 
 // message is respond's answer as a message, for a writer that reads
@@ -114,11 +105,26 @@ func (a *answerer) message(q *ask, owner string, z *index.Zone, client netip.Add
 // catalog's), from zone of kind.
 func (a *answerer) respondMsg(buf []byte, q *ask, m *dns.Msg, kind, zone string, client netip.Addr) ([]byte, int) {
 	a.finish(m, q)
-	e := a.pack(m, q, true)
-	if e.size(q) > q.limit {
-		m.Truncate(q.limit)
-		e = a.pack(m, q, true)
+	e := a.fit(a.pack(m, q, true), q, func() *dns.Msg { return m })
+	return a.send(buf, q, e, kind, zone, client)
+}
+
+// fit is e, or when it is too big for q's client the message rebuild
+// makes (the same answer) truncated to fit: the client asks again over
+// TCP.
+func (a *answerer) fit(e *entry, q *ask, rebuild func() *dns.Msg) *entry {
+	if e.size(q) <= q.limit {
+		return e
 	}
+	m := rebuild()
+	m.Truncate(q.limit)
+	return a.pack(m, q, true)
+}
+
+// send appends e, the answer to q from zone of kind, to buf around q's
+// question, rate limited and counted; the rate limit's truncated reply
+// instead when it slips, nil when it drops.
+func (a *answerer) send(buf []byte, q *ask, e *entry, kind, zone string, client netip.Addr) ([]byte, int) {
 	if ok, slip := a.pass(buf, q, e.rcode, e.answered, kind, zone, client); !ok {
 		return slip, e.rcode
 	}
