@@ -30,29 +30,29 @@ type reply struct {
 // answer fills m, the answer to qtype at name in z, writing name as owner
 // (the question's, in the case the answerer packs it); do: the client asked
 // for DNSSEC records.
-func (h *Handler) answer(m *dns.Msg, z *index.Zone, name, owner string, qtype uint16, do bool, now time.Time) {
+func (a *answerer) answer(m *dns.Msg, z *index.Zone, name, owner string, qtype uint16, do bool, now time.Time) {
 	var n *index.Node
 	if name != z.Name {
 		n = z.Names.Get(name)
 	}
-	if h.nxdomain(z, n, name, qtype, do, now) {
-		m.Ns = []dns.RR{h.soa(z, h.cfg.app.SOA.Minimum)}
+	if a.nxdomain(z, n, name, qtype, do, now) {
+		m.Ns = []dns.RR{a.soa(z, a.soaCfg.Minimum)}
 		m.Rcode = dns.RcodeNameError
 		return
 	}
 	r := &reply{m: m, z: z, owner: owner}
-	h.fill(r, name, qtype, now)
+	a.fill(r, name, qtype, now)
 	if z.Signer != nil && (qtype == dns.TypeNSEC || qtype == dns.TypeRRSIG) {
 		// A signed zone holds an NSEC and RRSIGs at every name (a black
 		// lie's included): they are answered, never denied by an NSEC
 		// that lists them (RFC 4035 3.1.3.1).
-		h.dnssecRecords(r, name, qtype, now)
+		a.dnssecRecords(r, name, qtype, now)
 	}
 	if len(m.Answer) == 0 {
-		m.Ns = []dns.RR{h.soa(z, h.cfg.app.SOA.Minimum)}
+		m.Ns = []dns.RR{a.soa(z, a.soaCfg.Minimum)}
 	}
 	if do && z.Signer != nil {
-		h.sign(r, qtype, now)
+		a.sign(r, qtype, now)
 	}
 }
 
@@ -60,18 +60,18 @@ func (h *Handler) answer(m *dns.Msg, z *index.Zone, name, owner string, qtype ui
 // n, nil for none) is the zone's NXDOMAIN, the same for every missing
 // name: the name does not exist and nothing is signed (in a signed zone a
 // denial with DO is the name's own, and its NSEC and RRSIG are answered).
-func (h *Handler) nxdomain(z *index.Zone, n *index.Node, name string, qtype uint16, do bool, now time.Time) bool {
+func (a *answerer) nxdomain(z *index.Zone, n *index.Node, name string, qtype uint16, do bool, now time.Time) bool {
 	if z.Signer != nil && (do || qtype == dns.TypeNSEC || qtype == dns.TypeRRSIG) {
 		return false
 	}
-	return h.missing(z, n, name, now)
+	return a.missing(z, n, name, now)
 }
 
 // missing reports whether name, whose node in z is n, does not exist: no
 // live hostname or record holds it, it is no nameserver's name, nor a
 // name above one or above acme_dns_domain.
-func (h *Handler) missing(z *index.Zone, n *index.Node, name string, now time.Time) bool {
-	if name == z.Name || h.static[name] != "" {
+func (a *answerer) missing(z *index.Zone, n *index.Node, name string, now time.Time) bool {
+	if name == z.Name || a.static[name] != "" {
 		return false
 	}
 	if n != nil {
@@ -79,24 +79,24 @@ func (h *Handler) missing(z *index.Zone, n *index.Node, name string, now time.Ti
 			return false
 		}
 	}
-	return !h.aboveStatic(name) && !h.aboveRegistrations(name)
+	return !a.aboveStatic(name) && !a.aboveRegistrations(name)
 }
 
 // fill answers qtype at qname into r: at the apex, at a nameserver's
 // name, or at any other name.
-func (h *Handler) fill(r *reply, qname string, qtype uint16, now time.Time) {
+func (a *answerer) fill(r *reply, qname string, qtype uint16, now time.Time) {
 	switch {
 	case qname == r.z.Name:
-		h.apex(r, qtype)
-	case h.static[qname] != "":
-		r.types = addrTypes(h.static[qname])
+		a.apex(r, qtype)
+	case a.static[qname] != "":
+		r.types = addrTypes(a.static[qname])
 		if qtype == dns.TypeANY {
 			r.positive(anyRRs(r.owner, r.types, served.TTL))
 			break
 		}
-		r.positive(index.AddrRRs(r.owner, qtype, h.static[qname], ttlNS))
+		r.positive(index.AddrRRs(r.owner, qtype, a.static[qname], ttlNS))
 	default:
-		h.name(r, qname, qtype, now)
+		a.name(r, qname, qtype, now)
 	}
 }
 
@@ -104,13 +104,13 @@ func (h *Handler) fill(r *reply, qname string, qtype uint16, now time.Time) {
 // signed zone, as BIND and Knot do: the name's NSEC (the one its denials
 // carry), or the signature of each of its RRsets, its NSEC's included. A
 // name that does not exist holds its black lie's NSEC alone.
-func (h *Handler) dnssecRecords(r *reply, qname string, qtype uint16, now time.Time) {
+func (a *answerer) dnssecRecords(r *reply, qname string, qtype uint16, now time.Time) {
 	types := r.types
 	if r.missing {
 		types = nil
 	}
 	r.missing = false
-	n := sign.NSEC(r.owner, types, h.cfg.app.SOA.Minimum)
+	n := sign.NSEC(r.owner, types, a.soaCfg.Minimum)
 	if qtype == dns.TypeNSEC {
 		r.positive([]dns.RR{n})
 		return
@@ -118,26 +118,26 @@ func (h *Handler) dnssecRecords(r *reply, qname string, qtype uint16, now time.T
 	sets := []dns.RR{n}
 	for _, t := range types {
 		one := &reply{m: new(dns.Msg), z: r.z, owner: r.owner}
-		h.fill(one, qname, t, now)
+		a.fill(one, qname, t, now)
 		sets = append(sets, one.m.Answer...)
 		r.capped = r.capped || one.capped
 	}
-	signed := r.z.Signer.Section(sets, h.fullTTL(r), now)
+	signed := r.z.Signer.Section(sets, a.fullTTL(r), now)
 	r.positive(signed[len(sets):])
 }
 
 // name answers for a name below the apex: a hostname, a name with records
 // under it, an empty non-terminal, or nothing.
-func (h *Handler) name(r *reply, qname string, qtype uint16, now time.Time) {
-	n := h.index.Node(qname)
+func (a *answerer) name(r *reply, qname string, qtype uint16, now time.Time) {
+	n := a.ix.Node(qname)
 	var ttl uint32
 	live := false
 	if n != nil {
-		ttl, live = n.TTL(h.cfg.addressTTL, now)
+		ttl, live = n.TTL(a.addressTTL, now)
 		r.capped = n.Expires != 0
 	}
 	if !live {
-		r.missing = h.missing(r.z, n, qname, now)
+		r.missing = a.missing(r.z, n, qname, now)
 		return
 	}
 	r.types = n.TypeList()
@@ -182,7 +182,7 @@ func anyRRs(owner string, types []uint16, ttl uint32) []dns.RR {
 	}}
 }
 
-func (h *Handler) apex(r *reply, qtype uint16) {
+func (a *answerer) apex(r *reply, qtype uint16) {
 	z := r.z
 	r.types = []uint16{dns.TypeNS, dns.TypeSOA}
 	if len(z.CAA) > 0 {
@@ -197,13 +197,13 @@ func (h *Handler) apex(r *reply, qtype uint16) {
 	}
 	var rrs []dns.RR
 	if qtype == dns.TypeSOA {
-		soa := h.soa(z, h.cfg.app.SOA.Minimum)
+		soa := a.soa(z, a.soaCfg.Minimum)
 		soa.Header().Name = r.owner
 		rrs = append(rrs, soa)
 	}
 	if qtype == dns.TypeNS {
-		rrs = append(rrs, h.nsRRs(r.owner)...)
-		r.m.Extra = h.glue()
+		rrs = append(rrs, a.nsRRs(r.owner)...)
+		r.m.Extra = a.glue()
 	}
 	if qtype == dns.TypeCAA {
 		rrs = append(rrs, served.Rewrite(z.CAA, r.owner, served.TTL)...)
@@ -230,7 +230,7 @@ func (h *Handler) apex(r *reply, qtype uint16) {
 // sign adds the RRSIGs, and on a negative answer the NSEC that proves it.
 // A name that does not exist gets a black lie: NOERROR, and an NSEC saying
 // the name holds nothing but NSEC and RRSIG.
-func (h *Handler) sign(r *reply, qtype uint16, now time.Time) {
+func (a *answerer) sign(r *reply, qtype uint16, now time.Time) {
 	m, s := r.m, r.z.Signer
 	if len(m.Answer) == 0 {
 		m.Rcode = dns.RcodeSuccess
@@ -238,9 +238,9 @@ func (h *Handler) sign(r *reply, qtype uint16, now time.Time) {
 		if r.missing {
 			types = nil
 		}
-		m.Ns = append(m.Ns, sign.NSEC(r.owner, types, h.cfg.app.SOA.Minimum))
+		m.Ns = append(m.Ns, sign.NSEC(r.owner, types, a.soaCfg.Minimum))
 	}
-	full := h.fullTTL(r)
+	full := a.fullTTL(r)
 	m.Answer = s.Section(m.Answer, full, now)
 	m.Ns = s.Section(m.Ns, full, now)
 	// Additional data of another zone (a nameserver's address in another
@@ -248,7 +248,7 @@ func (h *Handler) sign(r *reply, qtype uint16, now time.Time) {
 	// unsigned, as glue does.
 	var ours, theirs []dns.RR
 	for _, rr := range m.Extra {
-		if h.index.ZoneOf(dns.CanonicalName(rr.Header().Name)) == r.z {
+		if a.ix.ZoneOf(dns.CanonicalName(rr.Header().Name)) == r.z {
 			ours = append(ours, rr)
 		} else {
 			theirs = append(theirs, rr)
@@ -260,11 +260,11 @@ func (h *Handler) sign(r *reply, qtype uint16, now time.Time) {
 // fullTTL is the TTL an RRset of r is signed with: a TTL shortened to an
 // expiry is signed at its full value, so the signature is made once, not
 // once a second.
-func (h *Handler) fullTTL(r *reply) func(dns.RR) uint32 {
+func (a *answerer) fullTTL(r *reply) func(dns.RR) uint32 {
 	return func(rr dns.RR) uint32 {
 		if r.capped && rr.Header().Rrtype != dns.TypeSOA && rr.Header().Rrtype != dns.TypeNSEC {
 			if t := rr.Header().Rrtype; t == dns.TypeA || t == dns.TypeAAAA {
-				return h.cfg.addressTTL
+				return a.addressTTL
 			}
 			return served.TTL
 		}
@@ -272,23 +272,23 @@ func (h *Handler) fullTTL(r *reply) func(dns.RR) uint32 {
 	}
 }
 
-func (h *Handler) nsRRs(owner string) []dns.RR {
-	rrs := make([]dns.RR, len(h.ns))
-	for i, n := range h.ns {
+func (a *answerer) nsRRs(owner string) []dns.RR {
+	rrs := make([]dns.RR, len(a.ns))
+	for i, n := range a.ns {
 		rrs[i] = &dns.NS{Hdr: dns.RR_Header{Name: owner, Rrtype: dns.TypeNS, Class: dns.ClassINET, Ttl: ttlNS}, Ns: n}
 	}
 	return rrs
 }
 
 // glue is the addresses of the nameservers whose names are in our zones.
-func (h *Handler) glue() []dns.RR {
+func (a *answerer) glue() []dns.RR {
 	var rrs []dns.RR
-	for _, n := range h.ns {
-		if h.index.ZoneOf(n) == nil {
+	for _, n := range a.ns {
+		if a.ix.ZoneOf(n) == nil {
 			continue
 		}
-		rrs = append(rrs, index.AddrRRs(n, dns.TypeA, h.static[n], ttlNS)...)
-		rrs = append(rrs, index.AddrRRs(n, dns.TypeAAAA, h.static[n], ttlNS)...)
+		rrs = append(rrs, index.AddrRRs(n, dns.TypeA, a.static[n], ttlNS)...)
+		rrs = append(rrs, index.AddrRRs(n, dns.TypeAAAA, a.static[n], ttlNS)...)
 	}
 	return rrs
 }
@@ -308,8 +308,8 @@ func withType(ts []uint16, t uint16) []uint16 {
 
 // aboveStatic reports whether qname is an empty non-terminal above a
 // nameserver name (ns1.sub.example.org makes sub.example.org exist).
-func (h *Handler) aboveStatic(qname string) bool {
-	for n := range h.static {
+func (a *answerer) aboveStatic(qname string) bool {
+	for n := range a.static {
 		if len(n) > len(qname) && n[len(n)-len(qname)-1] == '.' && strings.HasSuffix(n, qname) {
 			return true
 		}
@@ -321,7 +321,7 @@ func (h *Handler) aboveStatic(qname string) bool {
 // above it: they exist, empty, whether or not a registration's values
 // are served below them, so that a resolver minimising its questions
 // (RFC 9156) is never told that nothing is there.
-func (h *Handler) aboveRegistrations(qname string) bool {
-	a := h.acmeDNS
-	return a != "" && (a == qname || len(a) > len(qname) && a[len(a)-len(qname)-1] == '.' && strings.HasSuffix(a, qname))
+func (a *answerer) aboveRegistrations(qname string) bool {
+	d := a.acmeDNS
+	return d != "" && (d == qname || len(d) > len(qname) && d[len(d)-len(qname)-1] == '.' && strings.HasSuffix(d, qname))
 }

@@ -120,7 +120,7 @@ func (c *answerCache) add(e *entry) {
 // entry is the answer to q in z: kept, or built, packed and kept when its
 // bytes will do for every query that asks the same.
 func (a *answerer) entry(q *ask, z *index.Zone, now time.Time) *entry {
-	serial, ms := a.h.index.Serial(), now.UnixMilli()
+	serial, ms := a.ix.Serial(), now.UnixMilli()
 	var n *index.Node
 	if q.name != z.Name {
 		n = z.Names.Get(q.name)
@@ -130,7 +130,7 @@ func (a *answerer) entry(q *ask, z *index.Zone, now time.Time) *entry {
 		if e := a.cache.get(z, n, q.name, q, serial, ms); e != nil {
 			return e
 		}
-		if a.h.nxdomain(z, n, q.name, q.qtype, q.flags&askDO != 0, now) {
+		if a.nxdomain(z, n, q.name, q.qtype, q.flags&askDO != 0, now) {
 			if e := a.cache.get(z, nil, "", q, serial, ms); e != nil {
 				return e
 			}
@@ -169,7 +169,7 @@ func (a *answerer) keep(e *entry, m *dns.Msg, q *ask, z *index.Zone, n *index.No
 	if n != nil && e.n != nil && n.Expires != 0 {
 		// Once less than a full TTL is left to the name's expiry, its TTLs
 		// shorten.
-		e.until = n.Expires - int64(max(a.h.cfg.addressTTL, served.TTL))*1000
+		e.until = n.Expires - int64(max(a.addressTTL, served.TTL))*1000
 		if e.until <= time.Now().UnixMilli() {
 			return false
 		}

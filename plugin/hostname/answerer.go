@@ -10,6 +10,7 @@ import (
 	"github.com/coredns/coredns/request"
 	"github.com/hostmint/hostmint/plugin/hostname/index"
 	"github.com/hostmint/hostmint/plugin/hostname/rrl"
+	"github.com/hostmint/hostmint/served"
 	"github.com/miekg/dns"
 )
 
@@ -24,9 +25,15 @@ import (
 // every path.
 
 type answerer struct {
-	h     *Handler
+	ix    *index.Index // what it answers from (set at start)
 	rrl   *rrl.Limiter // response_rate_limit; nil: none
 	cache *answerCache
+
+	soaCfg     served.SOA                // the zones' SOA: contact and timers
+	ns         []string                  // the apex's NS targets, FQDN
+	static     map[string]index.AddrList // nameservers' addresses: lowercase FQDN -> addresses
+	acmeDNS    string                    // acme_dns_domain, lowercase FQDN: it exists, holding nothing
+	addressTTL uint32                    // of A and AAAA records
 }
 
 // Query flags an answer's bytes depend on.
@@ -225,7 +232,7 @@ func (a *answerer) build(q *ask, z *index.Zone, owner string, now time.Time) *dn
 	m := new(dns.Msg)
 	m.Response, m.Authoritative = true, true
 	m.Question = []dns.Question{{Name: owner, Qtype: q.qtype, Qclass: q.class}}
-	a.h.answer(m, z, strings.Clone(q.name), owner, q.qtype, q.flags&askDO != 0, now)
+	a.answer(m, z, strings.Clone(q.name), owner, q.qtype, q.flags&askDO != 0, now)
 	a.finish(m, q)
 	return m
 }

@@ -101,7 +101,7 @@ func (h *Handler) catalog() *catalogData {
 func (h *Handler) catalogSOA(c *catalogData) *dns.SOA {
 	return &dns.SOA{
 		Hdr: dns.RR_Header{Name: h.cfg.catalog, Rrtype: dns.TypeSOA, Class: dns.ClassINET, Ttl: 0},
-		Ns:  h.ns[0], Mbox: cmp.Or(h.cfg.app.SOA.Mbox, "hostmaster."+h.cfg.catalog), Serial: c.serial,
+		Ns:  h.answers.ns[0], Mbox: cmp.Or(h.cfg.app.SOA.Mbox, "hostmaster."+h.cfg.catalog), Serial: c.serial,
 		Refresh: h.cfg.app.SOA.Refresh, Retry: h.cfg.app.SOA.Retry, Expire: h.cfg.app.SOA.Expire, Minttl: 0,
 	}
 }

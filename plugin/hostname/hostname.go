@@ -29,12 +29,9 @@ type Handler struct {
 
 	cfg     *config
 	index   *index.Index
-	static  map[string]index.AddrList // nameserver names we answer for: lowercase FQDN -> addresses
-	acmeDNS string                    // acme_dns_domain, lowercase FQDN: it exists, holding nothing
-	ns      []string                  // NS targets, FQDN
-	node    atomic.Pointer[Node]      // set in OnStartup; the ready plugin asks from its own goroutine
-	answers *answerer                 // every answer to a question in our zones
-	fast    *fastudp.Fast             // fast_udp; nil: none
+	node    atomic.Pointer[Node] // set in OnStartup; the ready plugin asks from its own goroutine
+	answers *answerer            // every answer to a question in our zones
+	fast    *fastudp.Fast        // fast_udp; nil: none
 	// tsigSecrets are the store's TSIG keys this server block verifies
 	// (dynamic_update); updater applies the UPDATE messages they sign.
 	tsigSecrets map[string]string

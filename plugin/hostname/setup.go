@@ -95,21 +95,21 @@ func setup(c *caddy.Controller) error {
 }
 
 func newHandler(cfg *config) *Handler {
-	h := &Handler{cfg: cfg, index: index.New(nil, ""), static: map[string]index.AddrList{}}
-	h.answers = &answerer{h: h, cache: newAnswerCache()}
+	h := &Handler{cfg: cfg, index: index.New(nil, "")}
+	set := cfg.app.NameserverSet()
+	h.answers = &answerer{ix: h.index, cache: newAnswerCache(), soaCfg: cfg.app.SOA, ns: set.Names,
+		static: map[string]index.AddrList{}, addressTTL: cfg.addressTTL}
+	for name, addrs := range set.Addrs {
+		h.answers.static[name] = index.PackAddrs(addrs)
+	}
+	if cfg.app.ACMEDNSDomain != "" {
+		h.answers.acmeDNS = dns.Fqdn(cfg.app.ACMEDNSDomain)
+	}
 	if cfg.fastUDP {
 		h.fast = fastudp.New(cfg.fastSockets, fastAnswers{h}, h, keyGateName)
 	}
 	if cfg.rrlRate > 0 {
 		h.answers.rrl = rrl.New(cfg.rrlRate, cfg.rrlNXDomains, cfg.rrlErrors, cfg.rrlSlip)
-	}
-	if cfg.app.ACMEDNSDomain != "" {
-		h.acmeDNS = dns.Fqdn(cfg.app.ACMEDNSDomain)
-	}
-	set := cfg.app.NameserverSet()
-	h.ns = set.Names
-	for name, addrs := range set.Addrs {
-		h.static[name] = index.PackAddrs(addrs)
 	}
 	return h
 }
@@ -210,12 +210,13 @@ func (h *Handler) start() error {
 		return plugin.Error("hostname", err)
 	}
 	h.index = n.Index().(*index.Index)
+	h.answers.ix = h.index
 	h.node.Store(&n)
 	if h.cfg.app.DynamicUpdate {
 		h.startTSIG(n.(updateNode), updater)
 	}
 	for _, ns := range h.cfg.app.Nameservers {
-		if len(h.static[ns.Name]) == 0 && h.configured(ns.Name) {
+		if len(h.answers.static[ns.Name]) == 0 && h.configured(ns.Name) {
 			log.Warningf("nameserver %s is inside a served domain but has no address: give it one (nameserver NAME ADDR) or it is lame", ns.Name)
 		}
 	}

@@ -425,8 +425,8 @@ func TestNewHandler(t *testing.T) {
 	}
 	h := newHandler(cfg)
 	wantNS := []string{"ns1.example.org.", "ns2.example.net.", "ns3.example.org.", "ns4.example.org."}
-	if !slices.Equal(h.ns, wantNS) {
-		t.Errorf("ns = %q, want %q", h.ns, wantNS)
+	if !slices.Equal(h.answers.ns, wantNS) {
+		t.Errorf("ns = %q, want %q", h.answers.ns, wantNS)
 	}
 	// A nameserver without an address has no static entry; a v4-mapped
 	// address is served as the IPv4 address it is.
@@ -435,11 +435,11 @@ func TestNewHandler(t *testing.T) {
 		"ns3.example.org.": "192.0.2.54",
 		"ns4.example.org.": "2001:db8::53",
 	}
-	if len(h.static) != len(want) {
-		t.Errorf("static = %v, want %v", h.static, want)
+	if len(h.answers.static) != len(want) {
+		t.Errorf("static = %v, want %v", h.answers.static, want)
 	}
 	for name, addr := range want {
-		if got := h.static[name].List(); len(got) != 1 || got[0].String() != addr {
+		if got := h.answers.static[name].List(); len(got) != 1 || got[0].String() != addr {
 			t.Errorf("static[%s] = %v, want [%s]", name, got, addr)
 		}
 	}

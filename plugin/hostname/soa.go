@@ -7,6 +7,6 @@ import (
 
 // soa is the zone's SOA with the given TTL. The serial is the newest change
 // applied, so every node that has applied the same changes agrees on it.
-func (h *Handler) soa(z *index.Zone, ttl uint32) dns.RR {
-	return h.cfg.app.SOA.RR(z.Name, h.ns[0], h.index.Serial(), ttl)
+func (a *answerer) soa(z *index.Zone, ttl uint32) dns.RR {
+	return a.soaCfg.RR(z.Name, a.ns[0], a.ix.Serial(), ttl)
 }

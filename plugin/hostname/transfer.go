@@ -47,7 +47,7 @@ func (h *Handler) Transfer(zone string, serial uint32) (<-chan []dns.RR, error) 
 		log.Warningf("refused a transfer of %s: %v", z.Name, errSigned)
 		return nil, errSigned
 	}
-	soa := h.soa(z, h.cfg.app.SOA.Minimum)
+	soa := h.answers.soa(z, h.cfg.app.SOA.Minimum)
 	ch := make(chan []dns.RR, 2)
 	if serial != 0 && !index.SerialOlder(serial, soa.(*dns.SOA).Serial) {
 		xfrOut.WithLabelValues("current").Inc()
@@ -102,9 +102,9 @@ func (h *Handler) ixfr(name string, serial uint32) ([]dns.RR, bool) {
 		return nil, false
 	}
 	// The serial read with the names, not the index's by now.
-	soaNow := h.soa(z, h.cfg.app.SOA.Minimum).(*dns.SOA)
+	soaNow := h.answers.soa(z, h.cfg.app.SOA.Minimum).(*dns.SOA)
 	soaNow.Serial = cur
-	soaThen := h.soa(z, h.cfg.app.SOA.Minimum).(*dns.SOA)
+	soaThen := h.answers.soa(z, h.cfg.app.SOA.Minimum).(*dns.SOA)
 	soaThen.Serial = serial
 	rrs := []dns.RR{soaNow, soaThen}
 	for _, n := range names {
@@ -128,7 +128,7 @@ func (h *Handler) ixfr(name string, serial uint32) ([]dns.RR, bool) {
 // serial, and the IXFR after it would then delete records the secondary
 // never had, and fail, and start another whole transfer.
 func (h *Handler) axfr(z *index.Zone, chunks [][]index.Named, serial uint32, ch chan<- []dns.RR) {
-	soa := h.soa(z, h.cfg.app.SOA.Minimum)
+	soa := h.answers.soa(z, h.cfg.app.SOA.Minimum)
 	soa.(*dns.SOA).Serial = serial
 	batch := []dns.RR{soa}
 	send := func(rrs ...dns.RR) {
@@ -138,12 +138,12 @@ func (h *Handler) axfr(z *index.Zone, chunks [][]index.Named, serial uint32, ch 
 			batch = make([]dns.RR, 0, xfrBatch)
 		}
 	}
-	send(h.nsRRs(z.Name)...)
+	send(h.answers.nsRRs(z.Name)...)
 	send(served.Rewrite(z.CAA, z.Name, served.TTL)...)
-	for n := range h.static {
+	for n := range h.answers.static {
 		if zz := h.index.ZoneOf(n); zz != nil && zz.Name == z.Name {
-			send(index.AddrRRs(n, dns.TypeA, h.static[n], ttlNS)...)
-			send(index.AddrRRs(n, dns.TypeAAAA, h.static[n], ttlNS)...)
+			send(index.AddrRRs(n, dns.TypeA, h.answers.static[n], ttlNS)...)
+			send(index.AddrRRs(n, dns.TypeAAAA, h.answers.static[n], ttlNS)...)
 		}
 	}
 	for i, c := range chunks {
