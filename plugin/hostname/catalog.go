@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/coredns/coredns/request"
+	"github.com/hostmint/hostmint/plugin/hostname/answer"
 	"github.com/hostmint/hostmint/plugin/hostname/index"
 	"github.com/miekg/dns"
 )
@@ -99,9 +100,10 @@ func (h *Handler) catalog() *catalogData {
 }
 
 func (h *Handler) catalogSOA(c *catalogData) *dns.SOA {
+	ns, _ := h.answers.Nameservers()
 	return &dns.SOA{
 		Hdr: dns.RR_Header{Name: h.cfg.catalog, Rrtype: dns.TypeSOA, Class: dns.ClassINET, Ttl: 0},
-		Ns:  h.answers.ns[0], Mbox: cmp.Or(h.cfg.app.SOA.Mbox, "hostmaster."+h.cfg.catalog), Serial: c.serial,
+		Ns:  ns[0], Mbox: cmp.Or(h.cfg.app.SOA.Mbox, "hostmaster."+h.cfg.catalog), Serial: c.serial,
 		Refresh: h.cfg.app.SOA.Refresh, Retry: h.cfg.app.SOA.Retry, Expire: h.cfg.app.SOA.Expire, Minttl: 0,
 	}
 }
@@ -110,7 +112,7 @@ func (h *Handler) catalogSOA(c *catalogData) *dns.SOA {
 // (secondaries ask for its SOA); it is not signed.
 func (h *Handler) serveCatalog(w dns.ResponseWriter, r *dns.Msg, state request.Request) (int, error) {
 	if !h.index.Loaded() {
-		countAnswer(dns.RcodeServerFailure, state.QType(), kindCatalog)
+		answer.Count(dns.RcodeServerFailure, state.QType(), answer.KindCatalog)
 		return dns.RcodeServerFailure, nil
 	}
 	c := h.catalog()
@@ -138,7 +140,7 @@ func (h *Handler) serveCatalog(w dns.ResponseWriter, r *dns.Msg, state request.R
 	if !ok {
 		return dns.RcodeFormatError, nil
 	}
-	b, _ := h.answers.respondMsg(nil, &q, m, kindCatalog, h.cfg.catalog, client)
+	b, _ := h.answers.RespondMsg(nil, &q, m, answer.KindCatalog, h.cfg.catalog, client)
 	return deliver(w, r, b)
 }
 

@@ -3,6 +3,7 @@ package hostname
 import (
 	"net/netip"
 
+	"github.com/hostmint/hostmint/plugin/hostname/answer"
 	"github.com/hostmint/hostmint/plugin/hostname/fastudp"
 	"github.com/miekg/dns"
 )
@@ -22,13 +23,13 @@ func (a fastAnswers) Answer(buf []byte, fq fastudp.Query, client netip.Addr, min
 	if z == nil || z.Unservable() || h.inCatalog(fq.Name, z) || !mine(z.Name) {
 		return nil, false
 	}
-	q := ask{name: fq.Name, wire: fq.Wire, qtype: fq.Qtype, class: dns.ClassINET, id: fq.ID, rd: fq.RD, cd: fq.CD, limit: fq.Limit}
+	q := answer.Ask{Name: fq.Name, Wire: fq.Wire, Qtype: fq.Qtype, Class: dns.ClassINET, ID: fq.ID, RD: fq.RD, CD: fq.CD, Limit: fq.Limit}
 	if fq.EDNS {
-		q.flags |= askEDNS
+		q.Flags |= answer.EDNS
 	}
 	if fq.DO {
-		q.flags |= askDO
+		q.Flags |= answer.DO
 	}
-	b, _ := h.answers.respond(buf, &q, z, client)
+	b, _ := h.answers.Respond(buf, &q, z, client)
 	return b, true
 }

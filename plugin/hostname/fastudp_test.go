@@ -48,11 +48,11 @@ func TestFastAnswersAsServeDNS(t *testing.T) {
 	}{
 		{name: "a name", qname: "abc.example.org.", qtype: dns.TypeA, fast: true},
 		{name: "its case, RD", qname: "AbC.Example.ORG.", qtype: dns.TypeA, rd: true, fast: true},
-		{name: "EDNS, DO, CD", qname: "abc.example.org.", qtype: dns.TypeA, edns: true, do: true, cd: true, fast: true},
+		{name: "answer.EDNS, answer.DO, CD", qname: "abc.example.org.", qtype: dns.TypeA, edns: true, do: true, cd: true, fast: true},
 		{name: "AAAA", qname: "v6.example.org.", qtype: dns.TypeAAAA, fast: true},
 		{name: "NODATA", qname: "v6.example.org.", qtype: dns.TypeA, fast: true},
 		{name: "missing", qname: "nope.example.org.", qtype: dns.TypeA, fast: true},
-		{name: "missing, EDNS and DO, RD", qname: "Nope.Example.net.", qtype: dns.TypeTXT, edns: true, do: true, rd: true, fast: true},
+		{name: "missing, answer.EDNS and answer.DO, RD", qname: "Nope.Example.net.", qtype: dns.TypeTXT, edns: true, do: true, rd: true, fast: true},
 		{name: "missing below a name", qname: "x.abc.example.org.", qtype: dns.TypeA, fast: true},
 		{name: "missing, DS", qname: "nope.example.org.", qtype: dns.TypeDS},
 		{name: "missing, NSEC, unsigned", qname: "nope.example.org.", qtype: dns.TypeNSEC, fast: true},
@@ -125,7 +125,7 @@ func TestFastMissingRoutes(t *testing.T) {
 func TestFastRateLimited(t *testing.T) {
 	t.Parallel()
 	h := fixture(t)
-	h.answers.rrl = rrl.New(1, 0, 0, 2)
+	h.answers.SetLimiter(rrl.New(1, 0, 0, 2))
 	a := fastOf(h, map[string]bool{"example.org.": true})
 	q, raw := fastQuery(t, "abc.example.org.", dns.TypeA, false, false, true, false)
 	serve(h, q)
@@ -158,14 +158,15 @@ func TestFastRateLimited(t *testing.T) {
 }
 
 // A slipped reply from bytes is the one ServeDNS slips: its question, and
-// with EDNS the query's OPT handed back.
+// with answer.EDNS the query's OPT handed back.
 func TestFastSlipAsServeDNS(t *testing.T) {
 	t.Parallel()
 	for _, qname := range []string{"abc.example.org.", "nope.example.org."} {
 		for _, edns := range []bool{false, true} {
 			q, raw := fastQuery(t, qname, dns.TypeA, edns, edns, true, false)
 			slow, fast := fixture(t), fixture(t)
-			slow.answers.rrl, fast.answers.rrl = rrl.New(1, 0, 0, 1), rrl.New(1, 0, 0, 1)
+			slow.answers.SetLimiter(rrl.New(1, 0, 0, 1))
+			fast.answers.SetLimiter(rrl.New(1, 0, 0, 1))
 			serve(slow, q)
 			a := fastOf(fast, map[string]bool{"example.org.": true})
 			serve(fast, q) // keeps the bytes, and spends the allowance
@@ -176,10 +177,10 @@ func TestFastSlipAsServeDNS(t *testing.T) {
 				want, _ = w.msg.Pack()
 			}
 			if m := new(dns.Msg); m.Unpack(want) != nil || !m.Truncated {
-				t.Fatalf("%s, EDNS %v: ServeDNS did not slip: %x", qname, edns, want)
+				t.Fatalf("%s, answer.EDNS %v: ServeDNS did not slip: %x", qname, edns, want)
 			}
 			if !bytes.Equal(got, want) {
-				t.Errorf("%s, EDNS %v: fast_udp slipped\n%x\nServeDNS\n%x", qname, edns, got, want)
+				t.Errorf("%s, answer.EDNS %v: fast_udp slipped\n%x\nServeDNS\n%x", qname, edns, got, want)
 			}
 		}
 	}
@@ -208,8 +209,8 @@ func BenchmarkFastAnswer(b *testing.B) {
 }
 
 // In a signed zone a signed answer comes from bytes as ServeDNS sends it; a
-// denial with DO (signed per name) too, once ServeDNS has sent it in the
-// same case; one without DO is the plain NXDOMAIN.
+// denial with answer.DO (signed per name) too, once ServeDNS has sent it in the
+// same case; one without answer.DO is the plain NXDOMAIN.
 func TestFastSigned(t *testing.T) {
 	t.Parallel()
 	h := signedFixture(t, 2, true)
@@ -223,10 +224,10 @@ func TestFastSigned(t *testing.T) {
 	}{
 		{"signed answer", "h000001.example.org.", dns.TypeA, true, true},
 		{"unsigned answer", "h000001.example.org.", dns.TypeA, false, true},
-		{"denial, DO", "nope.example.org.", dns.TypeA, true, true},
-		{"denial, DO, another type", "nope.example.org.", dns.TypeTXT, true, true},
-		{"denial, DO, NSEC", "nope.example.org.", dns.TypeNSEC, true, true},
-		{"missing, no DO", "nope.example.org.", dns.TypeA, false, true},
+		{"denial, answer.DO", "nope.example.org.", dns.TypeA, true, true},
+		{"denial, answer.DO, another type", "nope.example.org.", dns.TypeTXT, true, true},
+		{"denial, answer.DO, NSEC", "nope.example.org.", dns.TypeNSEC, true, true},
+		{"missing, no answer.DO", "nope.example.org.", dns.TypeA, false, true},
 	} {
 		q, raw := fastQuery(t, tc.qname, tc.qtype, true, tc.do, false, false)
 		serve(h, q) // keeps the bytes
@@ -255,12 +256,13 @@ func TestFastSigned(t *testing.T) {
 		t.Errorf("a denial in another case: %v (%v)", m, err)
 	}
 	// A change moves the serial: the kept denial is not used again.
-	before := h.answers.cache.denials.Len()
+	_, before := h.answers.KeptCount()
 	h.index.SetSerial(h.index.Serial() + 1)
 	_, raw = fastQuery(t, "nope.example.org.", dns.TypeA, true, true, false, false)
 	answerOrNil(a, raw)
 	if e := kept(h, "nope.example.org.", dns.TypeA, true, true); e == nil || e.serial != h.index.Serial() {
-		t.Errorf("a denial answered from bytes of an older serial: %+v (%d kept, %d before)", e, h.answers.cache.denials.Len(), before)
+		_, now := h.answers.KeptCount()
+		t.Errorf("a denial answered from bytes of an older serial: %+v (%d kept, %d before)", e, now, before)
 	}
 }
 

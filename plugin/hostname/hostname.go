@@ -11,17 +11,11 @@ import (
 
 	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/request"
+	"github.com/hostmint/hostmint/plugin/hostname/answer"
 	"github.com/hostmint/hostmint/plugin/hostname/fastudp"
 	"github.com/hostmint/hostmint/plugin/hostname/index"
 	"github.com/miekg/dns"
 )
-
-// maxUDPSize caps a UDP answer whatever EDNS buffer the client claims: the
-// DNS Flag Day 2020 size, BIND's, Knot's and NSD's default. A bigger
-// datagram fragments (and fragments get lost or spoofed), and a query with
-// a forged source and a 64KB buffer would draw a 20KB answer at its victim.
-// A bigger answer goes TC, and the client asks again over TCP.
-const maxUDPSize = 1232
 
 // Handler is the plugin handler.
 type Handler struct {
@@ -30,7 +24,7 @@ type Handler struct {
 	cfg     *config
 	index   *index.Index
 	node    atomic.Pointer[Node] // set in OnStartup; the ready plugin asks from its own goroutine
-	answers *answerer            // every answer to a question in our zones
+	answers *answer.Answerer     // every answer to a question in our zones
 	fast    *fastudp.Fast        // fast_udp; nil: none
 	// tsigSecrets are the store's TSIG keys this server block verifies
 	// (dynamic_update); updater applies the UPDATE messages they sign.
@@ -75,7 +69,7 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	}
 	if extraOPTs(r) > 1 {
 		// RFC 6891 6.1.1: more than one OPT is a malformed request.
-		countAnswer(dns.RcodeFormatError, qtypeOf(r), kindOutside)
+		answer.Count(dns.RcodeFormatError, qtypeOf(r), answer.KindOutside)
 		return dns.RcodeFormatError, nil
 	}
 	state := request.Request{W: w, Req: r}
@@ -86,7 +80,7 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 		// nothing (RFC 1996 is for secondaries), and answering it like a
 		// query would hand its SOA to whoever sends one. A NOTIFY for
 		// another zone goes on to the plugins after this one.
-		countAnswer(dns.RcodeNotImplemented, qtypeOf(r), kindOutside)
+		answer.Count(dns.RcodeNotImplemented, qtypeOf(r), answer.KindOutside)
 		return dns.RcodeNotImplemented, nil
 	}
 	if h.inCatalog(qname, z) {
@@ -94,17 +88,17 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	}
 	if z == nil && !h.index.Loaded() && h.configured(qname) {
 		// Ours, but the zone set is not loaded yet: a refusal would mark us lame.
-		countAnswer(dns.RcodeServerFailure, state.QType(), kindOutside)
+		answer.Count(dns.RcodeServerFailure, state.QType(), answer.KindOutside)
 		return dns.RcodeServerFailure, nil
 	}
 	if z == nil {
 		if h.Next != nil {
 			return plugin.NextOrFailure(h.Name(), h.Next, ctx, w, r)
 		}
-		return h.refuse(w, r, state, dns.RcodeRefused, kindOutside, "")
+		return h.refuse(w, r, state, dns.RcodeRefused, answer.KindOutside, "")
 	}
 	if !h.index.Loaded() || z.Unservable() {
-		countAnswer(dns.RcodeServerFailure, state.QType(), z.Kind)
+		answer.Count(dns.RcodeServerFailure, state.QType(), z.Kind)
 		return dns.RcodeServerFailure, nil
 	}
 
@@ -127,14 +121,14 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	if out, rec := rawWriter(w); out != nil && r.IsTsig() == nil {
 		bp := wireBufs.Get().(*[]byte)
 		defer wireBufs.Put(bp)
-		b, rcode := h.answers.respond((*bp)[:0], &q, z, client)
+		b, rcode := h.answers.Respond((*bp)[:0], &q, z, client)
 		if b != nil {
 			sendRaw(out, rec, b, rcode)
 			*bp = b
 		}
 		return dns.RcodeSuccess, nil
 	}
-	if m := h.answers.message(&q, r.Question[0].Name, z, client); m != nil {
+	if m := h.answers.Message(&q, r.Question[0].Name, z, client); m != nil {
 		signQuery(r, m)
 		w.WriteMsg(m)
 	}
@@ -143,10 +137,10 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 
 // ask is r as the answerer reads it, and its client over UDP when a
 // response_rate_limit needs it (the source of a datagram may be forged).
-func (h *Handler) ask(w dns.ResponseWriter, r *dns.Msg, state request.Request, name *[256]byte) (ask, netip.Addr, bool) {
-	q, ok := askOf(r, state, name)
+func (h *Handler) ask(w dns.ResponseWriter, r *dns.Msg, state request.Request, name *[256]byte) (answer.Ask, netip.Addr, bool) {
+	q, ok := answer.AskOf(r, state, name)
 	var client netip.Addr
-	if h.answers.rrl != nil {
+	if h.answers.Limits() {
 		if ua, ok := w.RemoteAddr().(*net.UDPAddr); ok {
 			client = ua.AddrPort().Addr()
 		}
@@ -182,9 +176,9 @@ func deliver(w dns.ResponseWriter, r *dns.Msg, b []byte) (int, error) {
 // through the limiter when there is one; never signed, as CoreDNS's own
 // refusals.
 func (h *Handler) refuse(w dns.ResponseWriter, r *dns.Msg, state request.Request, rcode int, kind, zone string) (int, error) {
-	if h.answers.rrl == nil {
+	if !h.answers.Limits() {
 		// CoreDNS's server writes the answer to an rcode it is handed.
-		countAnswer(rcode, state.QType(), kind)
+		answer.Count(rcode, state.QType(), kind)
 		return rcode, nil
 	}
 	var name [256]byte
@@ -193,7 +187,7 @@ func (h *Handler) refuse(w dns.ResponseWriter, r *dns.Msg, state request.Request
 		return dns.RcodeFormatError, nil
 	}
 	unsigned := &dns.Msg{MsgHdr: r.MsgHdr, Question: r.Question, Extra: withoutTSIG(r.Extra)}
-	return deliver(w, unsigned, h.answers.refusal(nil, &q, rcode, kind, zone, client))
+	return deliver(w, unsigned, h.answers.Refusal(nil, &q, rcode, kind, zone, client))
 }
 
 // withoutTSIG is extra without its TSIG: a refusal is never signed.

@@ -120,11 +120,11 @@ func fuzzSeeds(tb testing.TB) [][]byte {
 		q("example.org.", dns.TypeSOA), q("example.org.", dns.TypeNS), q("example.org.", dns.TypeANY),
 		q("example.org.", dns.TypeDNSKEY), q("example.org.", dns.TypeCAA), q("ns1.example.org.", dns.TypeA),
 		q("ns3.example.org.", dns.TypeAAAA), q("h000001.example.org.", dns.TypeA), q("web.example.net.", dns.TypeA),
-		// DNSSEC: DO bit, black lies, NODATA proofs.
+		// DNSSEC: answer.DO bit, black lies, NODATA proofs.
 		q("h000001.example.org.", dns.TypeA, edns(1232, true)), q("missing.example.org.", dns.TypeA, edns(1232, true)),
 		q("rec.example.org.", dns.TypeANY, edns(4096, true)), q("example.org.", dns.TypeDNSKEY, edns(1232, true)),
 		q("_tcp.rec.example.org.", dns.TypeTXT, edns(1232, true)),
-		// EDNS with odd sizes and versions, options, two OPT records.
+		// answer.EDNS with odd sizes and versions, options, two OPT records.
 		q("rec.example.org.", dns.TypeTXT, edns(0, false)), q("rec.example.org.", dns.TypeANY, edns(1, true)),
 		q("rec.example.org.", dns.TypeANY, edns(511, false)), q("example.org.", dns.TypeNS, edns(512, true)),
 		q("rec.example.org.", dns.TypeANY, edns(65535, true)),

@@ -513,7 +513,7 @@ func TestServeDNSNotLoaded(t *testing.T) {
 }
 
 // The answer's OPT carries this server's buffer size (1232), not an echo
-// of the client's (RFC 6891 6.2.3), and its DO bit.
+// of the client's (RFC 6891 6.2.3), and its answer.DO bit.
 func TestServeDNSEdns0(t *testing.T) {
 	t.Parallel()
 	h := fixture(t)
@@ -544,7 +544,7 @@ func TestServeDNSEdns0(t *testing.T) {
 		rec := dnstest.NewRecorder(&test.ResponseWriter{})
 		h.ServeDNS(context.TODO(), rec, m)
 		if err := test.SortAndCheck(rec.Msg, tc.Case); err != nil {
-			t.Errorf("%s (EDNS0 %d, DO %t): %v", tc.Qname, tc.size, tc.Do, err)
+			t.Errorf("%s (EDNS0 %d, answer.DO %t): %v", tc.Qname, tc.size, tc.Do, err)
 		}
 	}
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/coredns/coredns/plugin"
 	"github.com/hostmint/hostmint/app"
+	"github.com/hostmint/hostmint/plugin/hostname/answer"
 	"github.com/miekg/dns"
 )
 
@@ -119,7 +120,7 @@ func (g *keyGate) storeKey(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	}
 	m := new(dns.Msg).SetRcode(r, rcode)
 	if o := r.IsEdns0(); o != nil {
-		m.SetEdns0(maxUDPSize, o.Do()) // the OPT before the TSIG
+		m.SetEdns0(answer.MaxUDPSize, o.Do()) // the OPT before the TSIG
 	}
 	m.SetTsig(t.Hdr.Name, t.Algorithm, uint16(maxFudge), time.Now().Unix())
 	w.WriteMsg(m) // signed by the server: the key is good, its reach is not
@@ -166,7 +167,7 @@ func writeTSIGError(w dns.ResponseWriter, r *dns.Msg, t *dns.TSIG, status error)
 	m := new(dns.Msg)
 	m.SetRcode(r, dns.RcodeNotAuth)
 	if o := r.IsEdns0(); o != nil {
-		m.SetEdns0(maxUDPSize, o.Do())
+		m.SetEdns0(answer.MaxUDPSize, o.Do())
 	}
 	rt := &dns.TSIG{Hdr: dns.RR_Header{Name: t.Hdr.Name, Rrtype: dns.TypeTSIG, Class: dns.ClassANY},
 		Algorithm: t.Algorithm, TimeSigned: t.TimeSigned, Fudge: t.Fudge, OrigId: r.Id}

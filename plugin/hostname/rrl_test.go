@@ -13,11 +13,11 @@ import (
 
 // A signed zone denies a random name with NOERROR and an NSEC of its own:
 // those denials share the zone's allowance, as NXDOMAINs do, so a flood
-// of random names with DO draws no more than the limit either.
+// of random names with answer.DO draws no more than the limit either.
 func TestRRLSignedDenials(t *testing.T) {
 	t.Parallel()
 	h := signedFixture(t, 3, true)
-	h.answers.rrl = rrl.New(5, 0, 0, 0)
+	h.answers.SetLimiter(rrl.New(5, 0, 0, 0))
 	full := 0
 	for i := range 200 {
 		m := new(dns.Msg)

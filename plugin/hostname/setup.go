@@ -13,11 +13,11 @@ import (
 	clog "github.com/coredns/coredns/plugin/pkg/log"
 	"github.com/hostmint/hostmint/app"
 	"github.com/hostmint/hostmint/domains"
+	"github.com/hostmint/hostmint/plugin/hostname/answer"
 	"github.com/hostmint/hostmint/plugin/hostname/fastudp"
 	"github.com/hostmint/hostmint/plugin/hostname/index"
 	"github.com/hostmint/hostmint/plugin/hostname/rrl"
 	"github.com/hostmint/hostmint/storage"
-	"github.com/miekg/dns"
 )
 
 var log = clog.NewWithPlugin("hostname")
@@ -96,20 +96,14 @@ func setup(c *caddy.Controller) error {
 
 func newHandler(cfg *config) *Handler {
 	h := &Handler{cfg: cfg, index: index.New(nil, "")}
-	set := cfg.app.NameserverSet()
-	h.answers = &answerer{ix: h.index, cache: newAnswerCache(), soaCfg: cfg.app.SOA, ns: set.Names,
-		static: map[string]index.AddrList{}, addressTTL: cfg.addressTTL}
-	for name, addrs := range set.Addrs {
-		h.answers.static[name] = index.PackAddrs(addrs)
+	var limiter *rrl.Limiter
+	if cfg.rrlRate > 0 {
+		limiter = rrl.New(cfg.rrlRate, cfg.rrlNXDomains, cfg.rrlErrors, cfg.rrlSlip)
 	}
-	if cfg.app.ACMEDNSDomain != "" {
-		h.answers.acmeDNS = dns.Fqdn(cfg.app.ACMEDNSDomain)
-	}
+	h.answers = answer.New(answer.Config{SOA: cfg.app.SOA, Nameservers: cfg.app.NameserverSet(), ACMEDNS: cfg.app.ACMEDNSDomain,
+		AddressTTL: cfg.addressTTL, Limiter: limiter}, h.index)
 	if cfg.fastUDP {
 		h.fast = fastudp.New(cfg.fastSockets, fastAnswers{h}, h, keyGateName)
-	}
-	if cfg.rrlRate > 0 {
-		h.answers.rrl = rrl.New(cfg.rrlRate, cfg.rrlNXDomains, cfg.rrlErrors, cfg.rrlSlip)
 	}
 	return h
 }
@@ -210,13 +204,14 @@ func (h *Handler) start() error {
 		return plugin.Error("hostname", err)
 	}
 	h.index = n.Index().(*index.Index)
-	h.answers.ix = h.index
+	h.answers.SetIndex(h.index)
 	h.node.Store(&n)
 	if h.cfg.app.DynamicUpdate {
 		h.startTSIG(n.(updateNode), updater)
 	}
+	_, static := h.answers.Nameservers()
 	for _, ns := range h.cfg.app.Nameservers {
-		if len(h.answers.static[ns.Name]) == 0 && h.configured(ns.Name) {
+		if len(static[ns.Name]) == 0 && h.configured(ns.Name) {
 			log.Warningf("nameserver %s is inside a served domain but has no address: give it one (nameserver NAME ADDR) or it is lame", ns.Name)
 		}
 	}

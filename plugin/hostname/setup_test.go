@@ -11,6 +11,7 @@ import (
 	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/hostmint/hostmint/app"
 	"github.com/hostmint/hostmint/plans"
+	"github.com/hostmint/hostmint/plugin/hostname/index"
 	"github.com/hostmint/hostmint/storage"
 )
 
@@ -425,8 +426,8 @@ func TestNewHandler(t *testing.T) {
 	}
 	h := newHandler(cfg)
 	wantNS := []string{"ns1.example.org.", "ns2.example.net.", "ns3.example.org.", "ns4.example.org."}
-	if !slices.Equal(h.answers.ns, wantNS) {
-		t.Errorf("ns = %q, want %q", h.answers.ns, wantNS)
+	if !slices.Equal(nsNames(h), wantNS) {
+		t.Errorf("ns = %q, want %q", nsNames(h), wantNS)
 	}
 	// A nameserver without an address has no static entry; a v4-mapped
 	// address is served as the IPv4 address it is.
@@ -435,11 +436,11 @@ func TestNewHandler(t *testing.T) {
 		"ns3.example.org.": "192.0.2.54",
 		"ns4.example.org.": "2001:db8::53",
 	}
-	if len(h.answers.static) != len(want) {
-		t.Errorf("static = %v, want %v", h.answers.static, want)
+	if len(nsAddrs(h)) != len(want) {
+		t.Errorf("static = %v, want %v", nsAddrs(h), want)
 	}
 	for name, addr := range want {
-		if got := h.answers.static[name].List(); len(got) != 1 || got[0].String() != addr {
+		if got := nsAddrs(h)[name].List(); len(got) != 1 || got[0].String() != addr {
 			t.Errorf("static[%s] = %v, want [%s]", name, got, addr)
 		}
 	}
@@ -490,3 +491,7 @@ func TestDirectives(t *testing.T) {
 		t.Errorf("Directives changed dnsserver.Directives")
 	}
 }
+
+func nsNames(h *Handler) []string { ns, _ := h.answers.Nameservers(); return ns }
+
+func nsAddrs(h *Handler) map[string]index.AddrList { _, a := h.answers.Nameservers(); return a }

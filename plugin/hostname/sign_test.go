@@ -84,13 +84,13 @@ func TestSignedAnswersVerify(t *testing.T) {
 		if sawNSEC != tc.nsec {
 			t.Errorf("%s %s: NSEC present %v, want %v", tc.qname, dns.TypeToString[tc.qtype], sawNSEC, tc.nsec)
 		}
-		// Without DO: no DNSSEC records at all.
+		// Without answer.DO: no DNSSEC records at all.
 		m.Extra = nil
 		rec = dnstest.NewRecorder(&test.ResponseWriter{})
 		h.ServeDNS(context.Background(), rec, m)
 		for _, rr := range append(rec.Msg.Answer, rec.Msg.Ns...) {
 			if t2 := rr.Header().Rrtype; t2 == dns.TypeRRSIG || t2 == dns.TypeNSEC {
-				t.Errorf("%s without DO: %s", tc.qname, rr)
+				t.Errorf("%s without answer.DO: %s", tc.qname, rr)
 			}
 		}
 	}
@@ -205,7 +205,7 @@ func TestSignedZoneWithoutKey(t *testing.T) {
 	}
 }
 
-// askSigned asks h for qname's A with the DO bit.
+// askSigned asks h for qname's A with the answer.DO bit.
 func askSigned(h *Handler, qname string) {
 	m := new(dns.Msg)
 	m.SetQuestion(qname, dns.TypeA)

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/coredns/coredns/plugin/transfer"
+	"github.com/hostmint/hostmint/plugin/hostname/answer"
 	"github.com/hostmint/hostmint/plugin/hostname/index"
 	"github.com/hostmint/hostmint/served"
 	"github.com/miekg/dns"
@@ -47,7 +48,7 @@ func (h *Handler) Transfer(zone string, serial uint32) (<-chan []dns.RR, error) 
 		log.Warningf("refused a transfer of %s: %v", z.Name, errSigned)
 		return nil, errSigned
 	}
-	soa := h.answers.soa(z, h.cfg.app.SOA.Minimum)
+	soa := h.answers.SOA(z, h.cfg.app.SOA.Minimum)
 	ch := make(chan []dns.RR, 2)
 	if serial != 0 && !index.SerialOlder(serial, soa.(*dns.SOA).Serial) {
 		xfrOut.WithLabelValues("current").Inc()
@@ -102,9 +103,9 @@ func (h *Handler) ixfr(name string, serial uint32) ([]dns.RR, bool) {
 		return nil, false
 	}
 	// The serial read with the names, not the index's by now.
-	soaNow := h.answers.soa(z, h.cfg.app.SOA.Minimum).(*dns.SOA)
+	soaNow := h.answers.SOA(z, h.cfg.app.SOA.Minimum).(*dns.SOA)
 	soaNow.Serial = cur
-	soaThen := h.answers.soa(z, h.cfg.app.SOA.Minimum).(*dns.SOA)
+	soaThen := h.answers.SOA(z, h.cfg.app.SOA.Minimum).(*dns.SOA)
 	soaThen.Serial = serial
 	rrs := []dns.RR{soaNow, soaThen}
 	for _, n := range names {
@@ -128,7 +129,7 @@ func (h *Handler) ixfr(name string, serial uint32) ([]dns.RR, bool) {
 // serial, and the IXFR after it would then delete records the secondary
 // never had, and fail, and start another whole transfer.
 func (h *Handler) axfr(z *index.Zone, chunks [][]index.Named, serial uint32, ch chan<- []dns.RR) {
-	soa := h.answers.soa(z, h.cfg.app.SOA.Minimum)
+	soa := h.answers.SOA(z, h.cfg.app.SOA.Minimum)
 	soa.(*dns.SOA).Serial = serial
 	batch := []dns.RR{soa}
 	send := func(rrs ...dns.RR) {
@@ -138,12 +139,13 @@ func (h *Handler) axfr(z *index.Zone, chunks [][]index.Named, serial uint32, ch 
 			batch = make([]dns.RR, 0, xfrBatch)
 		}
 	}
-	send(h.answers.nsRRs(z.Name)...)
+	send(h.answers.NS(z.Name)...)
 	send(served.Rewrite(z.CAA, z.Name, served.TTL)...)
-	for n := range h.answers.static {
+	_, static := h.answers.Nameservers()
+	for n, addrs := range static {
 		if zz := h.index.ZoneOf(n); zz != nil && zz.Name == z.Name {
-			send(index.AddrRRs(n, dns.TypeA, h.answers.static[n], ttlNS)...)
-			send(index.AddrRRs(n, dns.TypeAAAA, h.answers.static[n], ttlNS)...)
+			send(index.AddrRRs(n, dns.TypeA, addrs, answer.NSTTL)...)
+			send(index.AddrRRs(n, dns.TypeAAAA, addrs, answer.NSTTL)...)
 		}
 	}
 	for i, c := range chunks {

@@ -10,6 +10,7 @@ import (
 	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/coredns/coredns/plugin/tsig"
 	"github.com/hostmint/hostmint/app"
+	"github.com/hostmint/hostmint/plugin/hostname/answer"
 	"github.com/miekg/dns"
 )
 
@@ -228,13 +229,13 @@ func (h *Handler) serveUpdate(ctx context.Context, w dns.ResponseWriter, r *dns.
 	return h.writeUpdate(w, r, t, rcode, ede)
 }
 
-// writeUpdate answers r with rcode and, when r has EDNS, ede (nil: none);
+// writeUpdate answers r with rcode and, when r has answer.EDNS, ede (nil: none);
 // signed with t's key when t is set.
 func (h *Handler) writeUpdate(w dns.ResponseWriter, r *dns.Msg, t *dns.TSIG, rcode int, ede *dns.EDNS0_EDE) (int, error) {
 	m := new(dns.Msg)
 	m.SetRcode(r, rcode)
 	if o := r.IsEdns0(); o != nil {
-		m.SetEdns0(maxUDPSize, o.Do())
+		m.SetEdns0(answer.MaxUDPSize, o.Do())
 		if ede != nil {
 			opt := m.IsEdns0()
 			opt.Option = append(opt.Option, ede)

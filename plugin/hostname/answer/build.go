@@ -1,4 +1,4 @@
-package hostname
+package answer
 
 import (
 	"strings"
@@ -12,7 +12,7 @@ import (
 
 // TTLs of the records this plugin writes.
 const (
-	ttlNS     = 3600
+	NSTTL     = 3600
 	ttlDNSKEY = 3600
 )
 
@@ -30,13 +30,13 @@ type reply struct {
 // answer fills m, the answer to qtype at name in z, writing name as owner
 // (the question's, in the case the answerer packs it); do: the client asked
 // for DNSSEC records.
-func (a *answerer) answer(m *dns.Msg, z *index.Zone, name, owner string, qtype uint16, do bool, now time.Time) {
+func (a *Answerer) answer(m *dns.Msg, z *index.Zone, name, owner string, qtype uint16, do bool, now time.Time) {
 	var n *index.Node
 	if name != z.Name {
 		n = z.Names.Get(name)
 	}
 	if a.nxdomain(z, n, name, qtype, do, now) {
-		m.Ns = []dns.RR{a.soa(z, a.soaCfg.Minimum)}
+		m.Ns = []dns.RR{a.SOA(z, a.soaCfg.Minimum)}
 		m.Rcode = dns.RcodeNameError
 		return
 	}
@@ -49,7 +49,7 @@ func (a *answerer) answer(m *dns.Msg, z *index.Zone, name, owner string, qtype u
 		a.dnssecRecords(r, name, qtype, now)
 	}
 	if len(m.Answer) == 0 {
-		m.Ns = []dns.RR{a.soa(z, a.soaCfg.Minimum)}
+		m.Ns = []dns.RR{a.SOA(z, a.soaCfg.Minimum)}
 	}
 	if do && z.Signer != nil {
 		a.sign(r, qtype, now)
@@ -60,7 +60,7 @@ func (a *answerer) answer(m *dns.Msg, z *index.Zone, name, owner string, qtype u
 // n, nil for none) is the zone's NXDOMAIN, the same for every missing
 // name: the name does not exist and nothing is signed (in a signed zone a
 // denial with DO is the name's own, and its NSEC and RRSIG are answered).
-func (a *answerer) nxdomain(z *index.Zone, n *index.Node, name string, qtype uint16, do bool, now time.Time) bool {
+func (a *Answerer) nxdomain(z *index.Zone, n *index.Node, name string, qtype uint16, do bool, now time.Time) bool {
 	if z.Signer != nil && (do || qtype == dns.TypeNSEC || qtype == dns.TypeRRSIG) {
 		return false
 	}
@@ -70,7 +70,7 @@ func (a *answerer) nxdomain(z *index.Zone, n *index.Node, name string, qtype uin
 // missing reports whether name, whose node in z is n, does not exist: no
 // live hostname or record holds it, it is no nameserver's name, nor a
 // name above one or above acme_dns_domain.
-func (a *answerer) missing(z *index.Zone, n *index.Node, name string, now time.Time) bool {
+func (a *Answerer) missing(z *index.Zone, n *index.Node, name string, now time.Time) bool {
 	if name == z.Name || a.static[name] != "" {
 		return false
 	}
@@ -84,7 +84,7 @@ func (a *answerer) missing(z *index.Zone, n *index.Node, name string, now time.T
 
 // fill answers qtype at qname into r: at the apex, at a nameserver's
 // name, or at any other name.
-func (a *answerer) fill(r *reply, qname string, qtype uint16, now time.Time) {
+func (a *Answerer) fill(r *reply, qname string, qtype uint16, now time.Time) {
 	switch {
 	case qname == r.z.Name:
 		a.apex(r, qtype)
@@ -94,7 +94,7 @@ func (a *answerer) fill(r *reply, qname string, qtype uint16, now time.Time) {
 			r.positive(anyRRs(r.owner, r.types, served.TTL))
 			break
 		}
-		r.positive(index.AddrRRs(r.owner, qtype, a.static[qname], ttlNS))
+		r.positive(index.AddrRRs(r.owner, qtype, a.static[qname], NSTTL))
 	default:
 		a.name(r, qname, qtype, now)
 	}
@@ -104,7 +104,7 @@ func (a *answerer) fill(r *reply, qname string, qtype uint16, now time.Time) {
 // signed zone, as BIND and Knot do: the name's NSEC (the one its denials
 // carry), or the signature of each of its RRsets, its NSEC's included. A
 // name that does not exist holds its black lie's NSEC alone.
-func (a *answerer) dnssecRecords(r *reply, qname string, qtype uint16, now time.Time) {
+func (a *Answerer) dnssecRecords(r *reply, qname string, qtype uint16, now time.Time) {
 	types := r.types
 	if r.missing {
 		types = nil
@@ -128,7 +128,7 @@ func (a *answerer) dnssecRecords(r *reply, qname string, qtype uint16, now time.
 
 // name answers for a name below the apex: a hostname, a name with records
 // under it, an empty non-terminal, or nothing.
-func (a *answerer) name(r *reply, qname string, qtype uint16, now time.Time) {
+func (a *Answerer) name(r *reply, qname string, qtype uint16, now time.Time) {
 	n := a.ix.Node(qname)
 	var ttl uint32
 	live := false
@@ -182,7 +182,7 @@ func anyRRs(owner string, types []uint16, ttl uint32) []dns.RR {
 	}}
 }
 
-func (a *answerer) apex(r *reply, qtype uint16) {
+func (a *Answerer) apex(r *reply, qtype uint16) {
 	z := r.z
 	r.types = []uint16{dns.TypeNS, dns.TypeSOA}
 	if len(z.CAA) > 0 {
@@ -197,12 +197,12 @@ func (a *answerer) apex(r *reply, qtype uint16) {
 	}
 	var rrs []dns.RR
 	if qtype == dns.TypeSOA {
-		soa := a.soa(z, a.soaCfg.Minimum)
+		soa := a.SOA(z, a.soaCfg.Minimum)
 		soa.Header().Name = r.owner
 		rrs = append(rrs, soa)
 	}
 	if qtype == dns.TypeNS {
-		rrs = append(rrs, a.nsRRs(r.owner)...)
+		rrs = append(rrs, a.NS(r.owner)...)
 		r.m.Extra = a.glue()
 	}
 	if qtype == dns.TypeCAA {
@@ -230,7 +230,7 @@ func (a *answerer) apex(r *reply, qtype uint16) {
 // sign adds the RRSIGs, and on a negative answer the NSEC that proves it.
 // A name that does not exist gets a black lie: NOERROR, and an NSEC saying
 // the name holds nothing but NSEC and RRSIG.
-func (a *answerer) sign(r *reply, qtype uint16, now time.Time) {
+func (a *Answerer) sign(r *reply, qtype uint16, now time.Time) {
 	m, s := r.m, r.z.Signer
 	if len(m.Answer) == 0 {
 		m.Rcode = dns.RcodeSuccess
@@ -260,7 +260,7 @@ func (a *answerer) sign(r *reply, qtype uint16, now time.Time) {
 // fullTTL is the TTL an RRset of r is signed with: a TTL shortened to an
 // expiry is signed at its full value, so the signature is made once, not
 // once a second.
-func (a *answerer) fullTTL(r *reply) func(dns.RR) uint32 {
+func (a *Answerer) fullTTL(r *reply) func(dns.RR) uint32 {
 	return func(rr dns.RR) uint32 {
 		if r.capped && rr.Header().Rrtype != dns.TypeSOA && rr.Header().Rrtype != dns.TypeNSEC {
 			if t := rr.Header().Rrtype; t == dns.TypeA || t == dns.TypeAAAA {
@@ -272,23 +272,23 @@ func (a *answerer) fullTTL(r *reply) func(dns.RR) uint32 {
 	}
 }
 
-func (a *answerer) nsRRs(owner string) []dns.RR {
+func (a *Answerer) NS(owner string) []dns.RR {
 	rrs := make([]dns.RR, len(a.ns))
 	for i, n := range a.ns {
-		rrs[i] = &dns.NS{Hdr: dns.RR_Header{Name: owner, Rrtype: dns.TypeNS, Class: dns.ClassINET, Ttl: ttlNS}, Ns: n}
+		rrs[i] = &dns.NS{Hdr: dns.RR_Header{Name: owner, Rrtype: dns.TypeNS, Class: dns.ClassINET, Ttl: NSTTL}, Ns: n}
 	}
 	return rrs
 }
 
 // glue is the addresses of the nameservers whose names are in our zones.
-func (a *answerer) glue() []dns.RR {
+func (a *Answerer) glue() []dns.RR {
 	var rrs []dns.RR
 	for _, n := range a.ns {
 		if a.ix.ZoneOf(n) == nil {
 			continue
 		}
-		rrs = append(rrs, index.AddrRRs(n, dns.TypeA, a.static[n], ttlNS)...)
-		rrs = append(rrs, index.AddrRRs(n, dns.TypeAAAA, a.static[n], ttlNS)...)
+		rrs = append(rrs, index.AddrRRs(n, dns.TypeA, a.static[n], NSTTL)...)
+		rrs = append(rrs, index.AddrRRs(n, dns.TypeAAAA, a.static[n], NSTTL)...)
 	}
 	return rrs
 }
@@ -308,7 +308,7 @@ func withType(ts []uint16, t uint16) []uint16 {
 
 // aboveStatic reports whether qname is an empty non-terminal above a
 // nameserver name (ns1.sub.example.org makes sub.example.org exist).
-func (a *answerer) aboveStatic(qname string) bool {
+func (a *Answerer) aboveStatic(qname string) bool {
 	for n := range a.static {
 		if len(n) > len(qname) && n[len(n)-len(qname)-1] == '.' && strings.HasSuffix(n, qname) {
 			return true
@@ -321,7 +321,7 @@ func (a *answerer) aboveStatic(qname string) bool {
 // above it: they exist, empty, whether or not a registration's values
 // are served below them, so that a resolver minimising its questions
 // (RFC 9156) is never told that nothing is there.
-func (a *answerer) aboveRegistrations(qname string) bool {
+func (a *Answerer) aboveRegistrations(qname string) bool {
 	d := a.acmeDNS
 	return d != "" && (d == qname || len(d) > len(qname) && d[len(d)-len(qname)-1] == '.' && strings.HasSuffix(d, qname))
 }

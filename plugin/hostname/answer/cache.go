@@ -1,4 +1,4 @@
-package hostname
+package answer
 
 import (
 	"hash/maphash"
@@ -53,20 +53,20 @@ type entry struct {
 }
 
 // size is the length of e's answer to q.
-func (e *entry) size(q *ask) int { return len(e.head) + len(q.wire) + 4 + len(e.tail) }
+func (e *entry) size(q *Ask) int { return len(e.head) + len(q.Wire) + 4 + len(e.tail) }
 
 // splice appends e's answer to q to buf: its question, ID, RD and CD bits.
-func (e *entry) splice(buf []byte, q *ask) []byte {
+func (e *entry) splice(buf []byte, q *Ask) []byte {
 	o := len(buf)
 	b := append(buf, e.head...)
-	b = append(b, q.wire...)
-	b = append(b, byte(q.qtype>>8), byte(q.qtype), byte(q.class>>8), byte(q.class))
+	b = append(b, q.Wire...)
+	b = append(b, byte(q.Qtype>>8), byte(q.Qtype), byte(q.Class>>8), byte(q.Class))
 	b = append(b, e.tail...)
-	b[o], b[o+1] = byte(q.id>>8), byte(q.id)
-	if q.rd {
+	b[o], b[o+1] = byte(q.ID>>8), byte(q.ID)
+	if q.RD {
 		b[o+2] |= 0x01
 	}
-	if q.cd {
+	if q.CD {
 		b[o+3] |= 0x10
 	}
 	return b
@@ -104,9 +104,9 @@ func (c *answerCache) part(n *index.Node) *cache.Cache[*entry] {
 
 // get is the kept answer to q at name in z, whose node is n now; nil
 // when none is good.
-func (c *answerCache) get(z *index.Zone, n *index.Node, name string, q *ask, serial uint32, now int64) *entry {
-	e, ok := c.part(n).Get(answerKey(z, name, q.qtype, q.flags))
-	if !ok || e.z != z || e.n != n || e.qtype != q.qtype || e.flags != q.flags || e.name != name ||
+func (c *answerCache) get(z *index.Zone, n *index.Node, name string, q *Ask, serial uint32, now int64) *entry {
+	e, ok := c.part(n).Get(answerKey(z, name, q.Qtype, q.Flags))
+	if !ok || e.z != z || e.n != n || e.qtype != q.Qtype || e.flags != q.Flags || e.name != name ||
 		e.bySerial && e.serial != serial || e.until != 0 && now >= e.until {
 		return nil
 	}
@@ -119,24 +119,24 @@ func (c *answerCache) add(e *entry) {
 
 // entry is the answer to q in z: kept, or built, packed and kept when its
 // bytes will do for every query that asks the same.
-func (a *answerer) entry(q *ask, z *index.Zone, now time.Time) *entry {
+func (a *Answerer) entry(q *Ask, z *index.Zone, now time.Time) *entry {
 	serial, ms := a.ix.Serial(), now.UnixMilli()
 	var n *index.Node
-	if q.name != z.Name {
-		n = z.Names.Get(q.name)
+	if q.Name != z.Name {
+		n = z.Names.Get(q.Name)
 	}
 	keepable := q.keepable()
 	if keepable {
-		if e := a.cache.get(z, n, q.name, q, serial, ms); e != nil {
+		if e := a.cache.get(z, n, q.Name, q, serial, ms); e != nil {
 			return e
 		}
-		if a.nxdomain(z, n, q.name, q.qtype, q.flags&askDO != 0, now) {
+		if a.nxdomain(z, n, q.Name, q.Qtype, q.Flags&DO != 0, now) {
 			if e := a.cache.get(z, nil, "", q, serial, ms); e != nil {
 				return e
 			}
 		}
 	}
-	m := a.build(q, z, capitals(q.wire), now)
+	m := a.build(q, z, capitals(q.Wire), now)
 	// A missing name's NXDOMAIN is every missing name's: packed without
 	// pointers into its question, so that it fits any.
 	nx := m.Rcode == dns.RcodeNameError
@@ -144,7 +144,7 @@ func (a *answerer) entry(q *ask, z *index.Zone, now time.Time) *entry {
 	if !keepable {
 		return e
 	}
-	e.z, e.n, e.name, e.qtype, e.flags, e.serial = z, n, string([]byte(q.name)), q.qtype, q.flags, serial
+	e.z, e.n, e.name, e.qtype, e.flags, e.serial = z, n, string([]byte(q.Name)), q.Qtype, q.Flags, serial
 	if nx {
 		e.n, e.name = nil, ""
 	}
@@ -155,13 +155,13 @@ func (a *answerer) entry(q *ask, z *index.Zone, now time.Time) *entry {
 }
 
 // keep decides whether e, built as m for q, may be kept, and until when.
-func (a *answerer) keep(e *entry, m *dns.Msg, q *ask, z *index.Zone, n *index.Node) bool {
+func (a *Answerer) keep(e *entry, m *dns.Msg, q *Ask, z *index.Zone, n *index.Node) bool {
 	if m.Truncated || m.Rcode != dns.RcodeSuccess && m.Rcode != dns.RcodeNameError ||
-		q.qtype == dns.TypeRRSIG || // signatures of several RRsets, each renewed on its own
-		len(e.head)+len(e.tail)+len(q.wire)+4 > maxUDPSize {
+		q.Qtype == dns.TypeRRSIG || // signatures of several RRsets, each renewed on its own
+		len(e.head)+len(e.tail)+len(q.Wire)+4 > MaxUDPSize {
 		return false
 	}
-	if q.flags&askDO != 0 && z.Signer != nil && (!allSigned(m.Answer) || !allSigned(m.Ns)) {
+	if q.Flags&DO != 0 && z.Signer != nil && (!allSigned(m.Answer) || !allSigned(m.Ns)) {
 		return false // a signature failed: answered once, never kept
 	}
 	e.bySerial = e.n == nil || len(m.Ns) > 0
@@ -180,16 +180,16 @@ func (a *answerer) keep(e *entry, m *dns.Msg, q *ask, z *index.Zone, n *index.No
 
 // pack packs m, an answer to q (compressed, or not so that its tail holds
 // no pointer into the question), into an entry.
-func (a *answerer) pack(m *dns.Msg, q *ask, compress bool) *entry {
+func (a *Answerer) pack(m *dns.Msg, q *Ask, compress bool) *entry {
 	m.Id, m.RecursionDesired, m.CheckingDisabled, m.Compress = 0, false, false, compress
 	b, err := m.Pack()
 	if err != nil {
 		// Nothing the plugin builds fails to pack; a server failure
 		// rather than no answer if it ever does.
-		log.Errorf("packing an answer to %s %s: %v", strings.Clone(q.name), dns.TypeToString[q.qtype], err)
+		log.Errorf("packing an answer to %s %s: %v", strings.Clone(q.Name), dns.TypeToString[q.Qtype], err)
 		f := new(dns.Msg)
 		f.Response, f.Rcode = true, dns.RcodeServerFailure
-		f.Question = []dns.Question{{Name: ".", Qtype: q.qtype, Qclass: q.class}}
+		f.Question = []dns.Question{{Name: ".", Qtype: q.Qtype, Qclass: q.Class}}
 		b, _ = f.Pack()
 	}
 	end := 12

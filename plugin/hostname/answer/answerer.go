@@ -1,4 +1,7 @@
-package hostname
+// Package answer makes every answer the hostname plugin gives to a
+// question in its zones, as bytes: ServeDNS and fast_udp both ask its
+// Answerer.
+package answer
 
 import (
 	"net/netip"
@@ -24,7 +27,8 @@ import (
 // CD bits: so the case of the name is the client's, byte for byte, on
 // every path.
 
-type answerer struct {
+// Answerer answers from an index (answerer.go says how).
+type Answerer struct {
 	ix    *index.Index // what it answers from (set at start)
 	rrl   *rrl.Limiter // response_rate_limit; nil: none
 	cache *answerCache
@@ -36,50 +40,92 @@ type answerer struct {
 	addressTTL uint32                    // of A and AAAA records
 }
 
-// Query flags an answer's bytes depend on.
-const (
-	askEDNS uint8 = 1 << iota // the query had an OPT: the answer has ours
-	askDO                     // and its DO bit
-)
+// MaxUDPSize caps a UDP answer whatever EDNS buffer the client claims: the
+// DNS Flag Day 2020 size, BIND's, Knot's and NSD's default. A bigger
+// datagram fragments (and fragments get lost or spoofed), and a query with
+// a forged source and a 64KB buffer would draw a 20KB answer at its victim.
+// A bigger answer goes TC, and the client asks again over TCP.
+const MaxUDPSize = 1232
 
-// ask is a question as the answerer reads it, from a message (ServeDNS) or
-// from a datagram (fast_udp).
-type ask struct {
-	name   string // lowercase FQDN; fast_udp's is not to be kept
-	wire   []byte // the name on the wire, as asked
-	qtype  uint16
-	class  uint16
-	id     uint16
-	rd, cd bool
-	flags  uint8 // askEDNS, askDO
-	limit  int   // the largest answer the client takes
-	// opts are the query's EDNS options a plugin registered (edns.
-	// SupportedOption): the answer's OPT carries them, and its entry is
-	// not kept.
-	opts []dns.EDNS0
+// Config is what an Answerer answers with besides its index.
+type Config struct {
+	SOA         served.SOA         // the zones' SOA: contact and timers
+	Nameservers served.Nameservers // the apex's NS targets and their addresses
+	ACMEDNS     string             // acme_dns_domain ("" for none): it exists, holding nothing
+	AddressTTL  uint32             // of A and AAAA records
+	Limiter     *rrl.Limiter       // response_rate_limit; nil: none
 }
 
-// askOf reads r, a query of one question, as the answerer does; wire is
+// New is an Answerer of cfg, answering from ix.
+func New(cfg Config, ix *index.Index) *Answerer {
+	a := &Answerer{ix: ix, rrl: cfg.Limiter, cache: newAnswerCache(), soaCfg: cfg.SOA, ns: cfg.Nameservers.Names,
+		static: map[string]index.AddrList{}, addressTTL: cfg.AddressTTL}
+	for name, addrs := range cfg.Nameservers.Addrs {
+		a.static[name] = index.PackAddrs(addrs)
+	}
+	if cfg.ACMEDNS != "" {
+		a.acmeDNS = dns.Fqdn(cfg.ACMEDNS)
+	}
+	return a
+}
+
+// SetIndex makes ix the index a answers from (a node's, once it starts).
+func (a *Answerer) SetIndex(ix *index.Index) { a.ix = ix }
+
+// SetLimiter makes l a's response_rate_limit (nil: none); for tests.
+func (a *Answerer) SetLimiter(l *rrl.Limiter) { a.rrl = l }
+
+// Limits reports whether a has a response_rate_limit.
+func (a *Answerer) Limits() bool { return a.rrl != nil }
+
+// Nameservers are the apex's NS targets (FQDN), and the addresses of
+// those a holds (lowercase FQDN -> addresses): not to be modified.
+func (a *Answerer) Nameservers() ([]string, map[string]index.AddrList) { return a.ns, a.static }
+
+// Query flags an answer's bytes depend on.
+const (
+	EDNS uint8 = 1 << iota // the query had an OPT: the answer has ours
+	DO                     // and its DO bit
+)
+
+// Ask is a question as the answerer reads it, from a message (ServeDNS) or
+// from a datagram (fast_udp).
+type Ask struct {
+	Name   string // lowercase FQDN; fast_udp's is not to be kept
+	Wire   []byte // the name on the wire, as asked
+	Qtype  uint16
+	Class  uint16
+	ID     uint16
+	RD, CD bool
+	Flags  uint8 // EDNS, DO
+	Limit  int   // the largest answer the client takes
+	// Opts are the query's EDNS options a plugin registered (edns.
+	// SupportedOption): the answer's OPT carries them, and its entry is
+	// not kept.
+	Opts []dns.EDNS0
+}
+
+// AskOf reads r, a query of one question, as the answerer does; wire is
 // room for its name. False when its name does not pack.
-func askOf(r *dns.Msg, state request.Request, wire *[256]byte) (ask, bool) {
+func AskOf(r *dns.Msg, state request.Request, wire *[256]byte) (Ask, bool) {
 	qn := r.Question[0]
 	n, err := dns.PackDomainName(qn.Name, wire[:], 0, nil, false)
 	if err != nil {
-		return ask{}, false
+		return Ask{}, false
 	}
-	q := ask{name: state.Name(), wire: wire[:n], qtype: qn.Qtype, class: qn.Qclass, id: r.Id,
-		rd: r.RecursionDesired, cd: r.CheckingDisabled, limit: state.Size()}
+	q := Ask{Name: state.Name(), Wire: wire[:n], Qtype: qn.Qtype, Class: qn.Qclass, ID: r.Id,
+		RD: r.RecursionDesired, CD: r.CheckingDisabled, Limit: state.Size()}
 	if state.Proto() == "udp" {
-		q.limit = min(q.limit, maxUDPSize)
+		q.Limit = min(q.Limit, MaxUDPSize)
 	}
 	if o := r.IsEdns0(); o != nil {
-		q.flags = askEDNS
+		q.Flags = EDNS
 		if o.Do() {
-			q.flags |= askDO
+			q.Flags |= DO
 		}
 		for _, opt := range o.Option {
 			if ednsopts.SupportedOption(opt.Option()) {
-				q.opts = append(q.opts, opt)
+				q.Opts = append(q.Opts, opt)
 			}
 		}
 	}
@@ -88,29 +134,29 @@ func askOf(r *dns.Msg, state request.Request, wire *[256]byte) (ask, bool) {
 
 // keepable reports whether q's answer may come from, and go to, the cache:
 // class IN, and nothing in its OPT but the flags.
-func (q *ask) keepable() bool { return q.class == dns.ClassINET && q.opts == nil }
+func (q *Ask) keepable() bool { return q.Class == dns.ClassINET && q.Opts == nil }
 
-// respond appends to buf the answer to q, a question in z, and says its
+// Respond appends to buf the answer to q, a question in z, and says its
 // rcode; nil when response_rate_limit drops it. client is the query's
 // source over UDP, the zero Addr over TCP (never limited).
-func (a *answerer) respond(buf []byte, q *ask, z *index.Zone, client netip.Addr) ([]byte, int) {
+func (a *Answerer) Respond(buf []byte, q *Ask, z *index.Zone, client netip.Addr) ([]byte, int) {
 	now := time.Now()
-	e := a.fit(a.entry(q, z, now), q, func() *dns.Msg { return a.build(q, z, capitals(q.wire), now) })
+	e := a.fit(a.entry(q, z, now), q, func() *dns.Msg { return a.build(q, z, capitals(q.Wire), now) })
 	return a.send(buf, q, e, z.Kind, z.Name, client)
 }
 
-// message is respond's answer as a message, for a writer that reads
+// Message is respond's answer as a Message, for a writer that reads
 // messages (a plugin before this one) or a signed query: built as the
 // bytes are, never kept; nil when response_rate_limit drops it. owner is
 // the name as asked.
-func (a *answerer) message(q *ask, owner string, z *index.Zone, client netip.Addr) *dns.Msg {
+func (a *Answerer) Message(q *Ask, owner string, z *index.Zone, client netip.Addr) *dns.Msg {
 	m := a.build(q, z, owner, time.Now())
 	return a.sendMessage(q, m, z.Kind, z.Name, client)
 }
 
-// respondMsg is respond for m, an answer to q built elsewhere (the
+// RespondMsg is respond for m, an answer to q built elsewhere (the
 // catalog's), from zone of kind.
-func (a *answerer) respondMsg(buf []byte, q *ask, m *dns.Msg, kind, zone string, client netip.Addr) ([]byte, int) {
+func (a *Answerer) RespondMsg(buf []byte, q *Ask, m *dns.Msg, kind, zone string, client netip.Addr) ([]byte, int) {
 	a.finish(m, q)
 	e := a.fit(a.pack(m, q, true), q, func() *dns.Msg { return m })
 	return a.send(buf, q, e, kind, zone, client)
@@ -119,19 +165,19 @@ func (a *answerer) respondMsg(buf []byte, q *ask, m *dns.Msg, kind, zone string,
 // fit is e, or when it is too big for q's client the message rebuild
 // makes (the same answer) truncated to fit: the client asks again over
 // TCP.
-func (a *answerer) fit(e *entry, q *ask, rebuild func() *dns.Msg) *entry {
-	if e.size(q) <= q.limit {
+func (a *Answerer) fit(e *entry, q *Ask, rebuild func() *dns.Msg) *entry {
+	if e.size(q) <= q.Limit {
 		return e
 	}
 	m := rebuild()
-	m.Truncate(q.limit)
+	m.Truncate(q.Limit)
 	return a.pack(m, q, true)
 }
 
 // send appends e, the answer to q from zone of kind, to buf around q's
 // question, rate limited and counted; the rate limit's truncated reply
 // instead when it slips, nil when it drops.
-func (a *answerer) send(buf []byte, q *ask, e *entry, kind, zone string, client netip.Addr) ([]byte, int) {
+func (a *Answerer) send(buf []byte, q *Ask, e *entry, kind, zone string, client netip.Addr) ([]byte, int) {
 	if ok, slip := a.pass(buf, q, e.rcode, e.answered, kind, zone, client); !ok {
 		return slip, e.rcode
 	}
@@ -140,13 +186,13 @@ func (a *answerer) send(buf []byte, q *ask, e *entry, kind, zone string, client 
 
 // sendMessage is message for m, built (and finished) for q: sized for the
 // client, rate limited and counted.
-func (a *answerer) sendMessage(q *ask, m *dns.Msg, kind, zone string, client netip.Addr) *dns.Msg {
-	m.Id, m.RecursionDesired, m.CheckingDisabled, m.Compress = q.id, q.rd, q.cd, true
-	if m.Len() > q.limit {
+func (a *Answerer) sendMessage(q *Ask, m *dns.Msg, kind, zone string, client netip.Addr) *dns.Msg {
+	m.Id, m.RecursionDesired, m.CheckingDisabled, m.Compress = q.ID, q.RD, q.CD, true
+	if m.Len() > q.Limit {
 		// Len counts escaped TXT and CAA text (\DDD) as written, not as
 		// sent: only a message that really does not fit is truncated.
-		if p, err := m.Pack(); err != nil || len(p) > q.limit {
-			m.Truncate(q.limit)
+		if p, err := m.Pack(); err != nil || len(p) > q.Limit {
+			m.Truncate(q.Limit)
 		}
 	}
 	ok, slip := a.pass(nil, q, m.Rcode, len(m.Answer) > 0, kind, zone, client)
@@ -167,7 +213,7 @@ func (a *answerer) sendMessage(q *ask, m *dns.Msg, kind, zone string, client net
 // (answered: it has answer records), and counts it when it is sent; false
 // when it is not, with the truncated reply to send instead (appended to
 // buf) when it slips.
-func (a *answerer) pass(buf []byte, q *ask, rcode int, answered bool, kind, zone string, client netip.Addr) (bool, []byte) {
+func (a *Answerer) pass(buf []byte, q *Ask, rcode int, answered bool, kind, zone string, client netip.Addr) (bool, []byte) {
 	if a.rrl != nil && client.IsValid() {
 		switch a.verdict(client, q, rcode, answered, zone) {
 		case rrl.Drop:
@@ -180,16 +226,16 @@ func (a *answerer) pass(buf []byte, q *ask, rcode int, answered bool, kind, zone
 	}
 	// Counted before it is sent: a client that has its answer finds it
 	// counted (a scrape right after an answer must see it).
-	countAnswer(rcode, q.qtype, kind)
+	Count(rcode, q.Qtype, kind)
 	return true, nil
 }
 
-// refusal is the answer to q that is rcode alone (REFUSED, NOTIMP), from
+// Refusal is the answer to q that is rcode alone (REFUSED, NOTIMP), from
 // zone ("" for none) of kind, rate limited and counted.
-func (a *answerer) refusal(buf []byte, q *ask, rcode int, kind, zone string, client netip.Addr) []byte {
+func (a *Answerer) Refusal(buf []byte, q *Ask, rcode int, kind, zone string, client netip.Addr) []byte {
 	m := new(dns.Msg)
 	m.Response, m.Rcode = true, rcode
-	m.Question = []dns.Question{{Name: ".", Qtype: q.qtype, Qclass: q.class}}
+	m.Question = []dns.Question{{Name: ".", Qtype: q.Qtype, Qclass: q.Class}}
 	a.finish(m, q)
 	if ok, slip := a.pass(buf, q, rcode, false, kind, zone, client); !ok {
 		return slip
@@ -199,11 +245,11 @@ func (a *answerer) refusal(buf []byte, q *ask, rcode int, kind, zone string, cli
 
 // verdict is response_rate_limit's on an answer with rcode to q from zone
 // (answered: it has answer records).
-func (a *answerer) verdict(client netip.Addr, q *ask, rcode int, answered bool, zone string) rrl.Verdict {
+func (a *Answerer) verdict(client netip.Addr, q *Ask, rcode int, answered bool, zone string) rrl.Verdict {
 	class, name, qtype := rrl.Error, "", uint16(0)
 	switch {
 	case rcode == dns.RcodeSuccess && answered:
-		class, name, qtype = rrl.Answer, strings.Clone(q.name), q.qtype // fast_udp's is not its to keep
+		class, name, qtype = rrl.Answer, strings.Clone(q.Name), q.Qtype // fast_udp's is not its to keep
 	case rcode == dns.RcodeSuccess, rcode == dns.RcodeNameError:
 		// NXDOMAIN, NODATA and a signed zone's denials (NOERROR with an
 		// NSEC of the name's own): by zone, so that random names or types
@@ -216,11 +262,11 @@ func (a *answerer) verdict(client netip.Addr, q *ask, rcode int, answered bool, 
 // slip is response_rate_limit's truncated reply to q: its question with
 // rcode, TC set, and our OPT when it had one, so that a real client asks
 // again over TCP.
-func (a *answerer) slip(buf []byte, q *ask, rcode int, authoritative bool) []byte {
+func (a *Answerer) slip(buf []byte, q *Ask, rcode int, authoritative bool) []byte {
 	m := new(dns.Msg)
 	m.Response, m.Authoritative, m.Truncated, m.Rcode = true, authoritative, true, rcode
-	m.Question = []dns.Question{{Name: ".", Qtype: q.qtype, Qclass: q.class}}
-	if q.flags&askEDNS != 0 {
+	m.Question = []dns.Question{{Name: ".", Qtype: q.Qtype, Qclass: q.Class}}
+	if q.Flags&EDNS != 0 {
 		m.Extra = []dns.RR{a.opt(q)}
 	}
 	return a.pack(m, q, false).splice(buf, q)
@@ -228,18 +274,18 @@ func (a *answerer) slip(buf []byte, q *ask, rcode int, authoritative bool) []byt
 
 // build is the answer to q in z, as a message whose question and owner
 // names are owner: q's name in capitals for bytes (capitals says why).
-func (a *answerer) build(q *ask, z *index.Zone, owner string, now time.Time) *dns.Msg {
+func (a *Answerer) build(q *Ask, z *index.Zone, owner string, now time.Time) *dns.Msg {
 	m := new(dns.Msg)
 	m.Response, m.Authoritative = true, true
-	m.Question = []dns.Question{{Name: owner, Qtype: q.qtype, Qclass: q.class}}
-	a.answer(m, z, strings.Clone(q.name), owner, q.qtype, q.flags&askDO != 0, now)
+	m.Question = []dns.Question{{Name: owner, Qtype: q.Qtype, Qclass: q.Class}}
+	a.answer(m, z, strings.Clone(q.Name), owner, q.Qtype, q.Flags&DO != 0, now)
 	a.finish(m, q)
 	return m
 }
 
 // finish gives m, an answer to q, our OPT when q had one.
-func (a *answerer) finish(m *dns.Msg, q *ask) {
-	if q.flags&askEDNS != 0 {
+func (a *Answerer) finish(m *dns.Msg, q *Ask) {
+	if q.Flags&EDNS != 0 {
 		m.Extra = append(m.Extra, a.opt(q))
 	}
 }
@@ -247,10 +293,10 @@ func (a *answerer) finish(m *dns.Msg, q *ask) {
 // opt is the OPT of an answer to q: our own buffer size, not an echo of
 // the client's (RFC 6891 6.2.3), its DO bit, the options a plugin
 // registered, and no other flag.
-func (a *answerer) opt(q *ask) *dns.OPT {
-	o := &dns.OPT{Hdr: dns.RR_Header{Name: ".", Rrtype: dns.TypeOPT}, Option: slices.Clone(q.opts)}
-	o.SetUDPSize(maxUDPSize)
-	if q.flags&askDO != 0 {
+func (a *Answerer) opt(q *Ask) *dns.OPT {
+	o := &dns.OPT{Hdr: dns.RR_Header{Name: ".", Rrtype: dns.TypeOPT}, Option: slices.Clone(q.Opts)}
+	o.SetUDPSize(MaxUDPSize)
+	if q.Flags&DO != 0 {
 		o.SetDo()
 	}
 	return o

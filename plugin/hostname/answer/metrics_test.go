@@ -1,4 +1,4 @@
-package hostname
+package answer
 
 import (
 	"testing"
@@ -24,6 +24,6 @@ func TestTypeLabel(t *testing.T) {
 // The per-answer cost of the answers metric, paid on every DNS answer.
 func BenchmarkCountAnswer(b *testing.B) {
 	for b.Loop() {
-		countAnswer(dns.RcodeSuccess, dns.TypeA, index.KindTeam)
+		Count(dns.RcodeSuccess, dns.TypeA, index.KindTeam)
 	}
 }

@@ -1,12 +1,12 @@
-package hostname
+package answer
 
 import (
 	"github.com/hostmint/hostmint/plugin/hostname/index"
 	"github.com/miekg/dns"
 )
 
-// soa is the zone's SOA with the given TTL. The serial is the newest change
+// SOA is the zone's SOA with the given TTL. The serial is the newest change
 // applied, so every node that has applied the same changes agrees on it.
-func (a *answerer) soa(z *index.Zone, ttl uint32) dns.RR {
+func (a *Answerer) SOA(z *index.Zone, ttl uint32) dns.RR {
 	return a.soaCfg.RR(z.Name, a.ns[0], a.ix.Serial(), ttl)
 }
