@@ -27,7 +27,7 @@ var layers = []struct {
 	{"rules", []string{"access", "plans", "audit", "ratelimit", "records", "served", "domains", "certs", "targets", "diagnose", "accounts", "hostnames", "idempotency"}},
 	{"doors", []string{"httperr", "adminapi", "dashboard", "dnsupdate", "acmedns"}},
 	{"wiring", []string{"app"}},
-	{"DNS", []string{"plugin/hostname/coreinternals", "plugin/hostname/udpbatch", "plugin/hostname/fastudp", "plugin/hostname/sign", "plugin/hostname/rrl", "plugin/hostname/index", "plugin/hostname/answer", "plugin/hostname"}},
+	{"DNS", []string{"plugin/hostname/coreinternals", "plugin/hostname/udpbatch", "plugin/hostname/fastudp", "plugin/hostname/sign", "plugin/hostname/rrl", "plugin/hostname/index", "plugin/hostname/answer", "plugin/hostname/xfr", "plugin/hostname"}},
 	{"binaries", []string{"coredns-build", "cmd/hostmint", "bench", "e2e"}},
 }
 
@@ -246,12 +246,13 @@ func TestPluginImports(t *testing.T) {
 		slices.Sort(outside)
 		t.Errorf("plugin/hostname imports %d project packages outside its tree, at most %d: %v", len(outside), most, outside)
 	}
-	// Its own packages (the index, the answerer, the fast path, signing,
-	// rate limits, CoreDNS's internals) are parts of it that stand alone,
-	// with no circle back to it; the index alone reads the store's rows,
-	// their projection and the domains' signers, and the answerer the
-	// projection.
-	inputs := map[string][]string{"plugin/hostname/index": {"storage", "served", "domains"}, "plugin/hostname/answer": {"served"}}
+	// Its own packages (the index, the answerer, transfers, the fast path,
+	// signing, rate limits, CoreDNS's internals) are parts of it that stand
+	// alone, with no circle back to it; the index alone reads the store's
+	// rows, their projection and the domains' signers, and the answerer and
+	// transfers the projection.
+	inputs := map[string][]string{"plugin/hostname/index": {"storage", "served", "domains"}, "plugin/hostname/answer": {"served"},
+		"plugin/hostname/xfr": {"served"}}
 	for pkg, deps := range imports(t) {
 		if !strings.HasPrefix(pkg, "plugin/hostname/") {
 			continue

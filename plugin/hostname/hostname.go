@@ -14,6 +14,7 @@ import (
 	"github.com/hostmint/hostmint/plugin/hostname/answer"
 	"github.com/hostmint/hostmint/plugin/hostname/fastudp"
 	"github.com/hostmint/hostmint/plugin/hostname/index"
+	"github.com/hostmint/hostmint/plugin/hostname/xfr"
 	"github.com/miekg/dns"
 )
 
@@ -34,8 +35,7 @@ type Handler struct {
 	// stopNotify ends the NOTIFYs to secondaries (set in OnStartup when
 	// the server block transfers zones).
 	stopNotify func()
-	// catalogs caches the catalog zone of the newest zone set (catalog).
-	catalogs atomic.Pointer[catalogData]
+	xfr        *xfr.Transfers // zone transfers, the catalog and NOTIFYs
 }
 
 // configured reports whether qname is under a domain of the Corefile.

@@ -10,6 +10,7 @@ import (
 	"github.com/coredns/coredns/plugin"
 	"github.com/hostmint/hostmint/app"
 	"github.com/hostmint/hostmint/plugin/hostname/answer"
+	"github.com/hostmint/hostmint/plugin/hostname/xfr"
 	"github.com/miekg/dns"
 )
 
@@ -116,7 +117,7 @@ func (g *keyGate) storeKey(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 		log.Errorf("checking a transfer of %s signed with %s: %v", zone, t.Hdr.Name, err)
 		rcode = dns.RcodeServerFailure
 	} else {
-		xfrRefused.WithLabelValues("key").Inc()
+		xfr.RefusedByKey()
 	}
 	m := new(dns.Msg).SetRcode(r, rcode)
 	if o := r.IsEdns0(); o != nil {

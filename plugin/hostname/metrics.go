@@ -19,29 +19,17 @@ func gaugeFunc(name, help string, f func() float64) prometheus.GaugeFunc {
 }
 
 var (
-	xfrOut      = counterVec("transfers_total", "Zone transfers served to secondaries, by kind (axfr, also an IXFR's fallback; ixfr: the difference; current: an IXFR of a zone the secondary has).", "kind")
-	xfrRefused  = counterVec("transfers_refused_total", "Zone transfers refused, by reason (signed: the zone is signed online; key: a store TSIG key may not transfer the zone).", "reason")
 	tsigRefused = counterVec("tsig_refused_total", "Signed messages answered NOTAUTH, by reason (key: unknown, revoked, expired, another algorithm or a closed team's; time: outside the window, at most 300 s; signature: a bad MAC).", "reason")
 	updates     = counterVec("updates_total", "DNS UPDATE messages answered (dynamic_update), by rcode (NOERROR: applied; REFUSED: a rule or the key's reach refused it; NOTAUTH: a TSIG or zone error; YXDOMAIN, NXRRSET, ...: a prerequisite failed).", "rcode")
-	notifies    = counterVec("notifies_total", "NOTIFYs sent to secondaries for changed zones, by result (sent, failed).", "result")
 	_           = gaugeFunc("index_hostnames", "Hostnames in the in-memory index of this node.",
 		func() float64 { return float64(app.IndexSize()) })
 )
 
 func init() {
-	// Every kind of transfer and NOTIFY is exported from the start, at 0:
+	// Every reason of a TSIG refusal is exported from the start, at 0:
 	// a chart or an alert needs no first occurrence.
-	for _, k := range []string{"axfr", "ixfr", "current"} {
-		xfrOut.WithLabelValues(k)
-	}
-	for _, r := range []string{"signed", "key"} {
-		xfrRefused.WithLabelValues(r)
-	}
 	for _, r := range []string{"key", "time", "signature"} {
 		tsigRefused.WithLabelValues(r)
-	}
-	for _, r := range []string{"sent", "failed"} {
-		notifies.WithLabelValues(r)
 	}
 }
 

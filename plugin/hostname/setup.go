@@ -17,6 +17,7 @@ import (
 	"github.com/hostmint/hostmint/plugin/hostname/fastudp"
 	"github.com/hostmint/hostmint/plugin/hostname/index"
 	"github.com/hostmint/hostmint/plugin/hostname/rrl"
+	"github.com/hostmint/hostmint/plugin/hostname/xfr"
 	"github.com/hostmint/hostmint/storage"
 )
 
@@ -102,6 +103,7 @@ func newHandler(cfg *config) *Handler {
 	}
 	h.answers = answer.New(answer.Config{SOA: cfg.app.SOA, Nameservers: cfg.app.NameserverSet(), ACMEDNS: cfg.app.ACMEDNSDomain,
 		AddressTTL: cfg.addressTTL, Limiter: limiter}, h.index)
+	h.xfr = xfr.New(xfr.Config{Catalog: cfg.catalog, SOA: cfg.app.SOA, AddressTTL: cfg.addressTTL}, h.index, h.answers)
 	if cfg.fastUDP {
 		h.fast = fastudp.New(cfg.fastSockets, fastAnswers{h}, h, keyGateName)
 	}
@@ -205,6 +207,7 @@ func (h *Handler) start() error {
 	}
 	h.index = n.Index().(*index.Index)
 	h.answers.SetIndex(h.index)
+	h.xfr.SetIndex(h.index)
 	h.node.Store(&n)
 	if h.cfg.app.DynamicUpdate {
 		h.startTSIG(n.(updateNode), updater)

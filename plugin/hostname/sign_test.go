@@ -15,6 +15,7 @@ import (
 	"github.com/coredns/coredns/plugin/test"
 	"github.com/hostmint/hostmint/plugin/hostname/index"
 	"github.com/hostmint/hostmint/plugin/hostname/sign"
+	"github.com/hostmint/hostmint/plugin/hostname/xfr"
 	"github.com/miekg/dns"
 )
 
@@ -197,8 +198,8 @@ func TestSignedZoneWithoutKey(t *testing.T) {
 			t.Errorf("%s: rcode %d, wrote %v; want SERVFAIL, nothing written", dns.TypeToString[qtype], rcode, rec.Msg)
 		}
 	}
-	if _, err := h.Transfer("example.org.", 0); !errors.Is(err, errSigned) {
-		t.Errorf("transfer: %v, want errSigned", err)
+	if _, err := h.Transfer("example.org.", 0); !errors.Is(err, xfr.ErrSigned) {
+		t.Errorf("transfer: %v, want xfr.ErrSigned", err)
 	}
 	if got := h.index.Transferable([]string{"example.org."}); len(got) != 0 {
 		t.Errorf("transferable (NOTIFYed) = %v, want none", got)

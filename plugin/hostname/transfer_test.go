@@ -1,11 +1,9 @@
 package hostname
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"maps"
-	"net"
 	"net/netip"
 	"slices"
 	"strings"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/coredns/coredns/plugin/transfer"
 	"github.com/hostmint/hostmint/plugin/hostname/index"
+	"github.com/hostmint/hostmint/plugin/hostname/xfr"
 	"github.com/miekg/dns"
 )
 
@@ -67,24 +66,8 @@ func TestTransfer(t *testing.T) {
 	if _, err := h.Transfer("example.com.", 0); !errors.Is(err, transfer.ErrNotAuthoritative) {
 		t.Errorf("a zone not served: %v, want ErrNotAuthoritative", err)
 	}
-	if _, err := signedFixture(t, 3, true).Transfer("example.org.", 0); !errors.Is(err, errSigned) {
-		t.Errorf("a signed zone: %v, want errSigned", err)
-	}
-}
-
-func TestSerialOlder(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		a, b  uint32
-		older bool
-	}{
-		{1, 2, true}, {2, 1, false}, {5, 5, false},
-		{0xffffffff, 1, true}, // across the wrap
-		{1, 0xffffffff, false},
-	} {
-		if got := index.SerialOlder(tc.a, tc.b); got != tc.older {
-			t.Errorf("index.SerialOlder(%d, %d) = %v, want %v", tc.a, tc.b, got, tc.older)
-		}
+	if _, err := signedFixture(t, 3, true).Transfer("example.org.", 0); !errors.Is(err, xfr.ErrSigned) {
+		t.Errorf("a signed zone: %v, want xfr.ErrSigned", err)
 	}
 }
 
@@ -188,7 +171,7 @@ func TestAXFRCopyPutsBackChanges(t *testing.T) {
 	for _, c := range chunks {
 		for _, e := range c {
 			if e.Node != nil {
-				got[e.Name] = h.nodeRRs((*ix.Zones())["example.org."], e.Name, e.Node)[0].(*dns.A).A.String()
+				got[e.Name] = h.xfr.NodeRRs((*ix.Zones())["example.org."], e.Name, e.Node)[0].(*dns.A).A.String()
 			}
 		}
 	}
@@ -234,7 +217,7 @@ func TestNodeRRsFollowGone(t *testing.T) {
 		{"expired since it was built", &index.Node{Host: true, Addrs: addr, Expires: 1}, true},
 		{"built after its expiry", &index.Node{Host: true, Addrs: addr, Expires: 1, Gone: true}, false},
 	} {
-		if got := len(h.nodeRRs(z, "a.example.org.", tc.n)) > 0; got != tc.sent {
+		if got := len(h.xfr.NodeRRs(z, "a.example.org.", tc.n)) > 0; got != tc.sent {
 			t.Errorf("%s: sent %v, want %v", tc.name, got, tc.sent)
 		}
 	}
@@ -295,36 +278,6 @@ func BenchmarkTeamZoneTransfer(b *testing.B) {
 	}
 }
 
-// A thousand zones changed at once are told to a secondary in one round,
-// notifyParallel NOTIFYs in flight (a secondary on loopback answering).
-func BenchmarkNotifyRound(b *testing.B) {
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
-		m := new(dns.Msg)
-		m.SetReply(r)
-		w.WriteMsg(m)
-	})}
-	go srv.ActivateAndServe()
-	defer srv.Shutdown()
-	c := new(dns.Client)
-	n := &notifier{send: func(zone string) error {
-		m := new(dns.Msg)
-		m.SetNotify(zone)
-		_, _, err := c.Exchange(m, pc.LocalAddr().String())
-		return err
-	}}
-	zones := map[string]bool{}
-	for i := range 1000 {
-		zones[fmt.Sprintf("t%04d.example.net.", i)] = true
-	}
-	for b.Loop() {
-		n.round(context.Background(), zones)
-	}
-}
-
 // A domain signed while its AXFR copies the names is refused, not sent
 // unsigned: the transfer goes by the zone as it stands with the names.
 func TestAXFRSignedDuringCopy(t *testing.T) {
@@ -343,7 +296,7 @@ func TestAXFRSignedDuringCopy(t *testing.T) {
 		ix.ResetJournal(testSerial + 1)
 		ix.Thaw()
 	})
-	if _, err := h.Transfer("example.org.", 0); !errors.Is(err, errSigned) {
-		t.Errorf("AXFR of a domain signed during the copy: %v, want errSigned", err)
+	if _, err := h.Transfer("example.org.", 0); !errors.Is(err, xfr.ErrSigned) {
+		t.Errorf("AXFR of a domain signed during the copy: %v, want xfr.ErrSigned", err)
 	}
 }

@@ -131,3 +131,19 @@ func TestZoneAdopt(t *testing.T) {
 		t.Errorf("moved %d names, want 3", len(moved))
 	}
 }
+
+func TestSerialOlder(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		a, b  uint32
+		older bool
+	}{
+		{1, 2, true}, {2, 1, false}, {5, 5, false},
+		{0xffffffff, 1, true}, // across the wrap
+		{1, 0xffffffff, false},
+	} {
+		if got := SerialOlder(tc.a, tc.b); got != tc.older {
+			t.Errorf("SerialOlder(%d, %d) = %v, want %v", tc.a, tc.b, got, tc.older)
+		}
+	}
+}

@@ -1,7 +1,11 @@
-package hostname
+// Package xfr serves the hostname plugin's zones to secondaries: AXFR and
+// IXFR through CoreDNS's transfer plugin, the catalog zone (RFC 9432), and
+// NOTIFYs when zones change.
+package xfr
 
 import (
 	"errors"
+	"sync/atomic"
 
 	"github.com/coredns/coredns/plugin/transfer"
 	"github.com/hostmint/hostmint/plugin/hostname/answer"
@@ -10,20 +14,47 @@ import (
 	"github.com/miekg/dns"
 )
 
-// Zone transfers: the plugin is a transfer.Transferer, so CoreDNS's stock
-// transfer plugin serves AXFR and IXFR of every domain in the index to the
-// secondaries it lets in (and the stock tsig plugin may require a key).
+// Zone transfers: the plugin is a transfer.Transferer (through Transfers),
+// so CoreDNS's stock transfer plugin serves AXFR and IXFR of every domain
+// in the index to the secondaries it lets in (and the stock tsig plugin may
+// require a key).
+
+// Transfers serve an index's zones, and its catalog, to secondaries.
+type Transfers struct {
+	ix          *index.Index
+	answers     *answer.Answerer // the zones' SOA, NS and nameserver addresses
+	catalogZone string           // the catalog zone, lowercase FQDN; "" for none
+	soa         served.SOA
+	addressTTL  uint32
+	// catalogs caches the catalog zone of the newest zone set.
+	catalogs atomic.Pointer[catalogData]
+}
+
+// Config is what Transfers serve with besides the index and the answerer.
+type Config struct {
+	Catalog    string     // the catalog zone, lowercase FQDN; "" for none
+	SOA        served.SOA // the zones' SOA: contact and timers
+	AddressTTL uint32     // of A and AAAA records
+}
+
+// New is the transfers of ix's zones, whose apex records a answers.
+func New(cfg Config, ix *index.Index, a *answer.Answerer) *Transfers {
+	return &Transfers{ix: ix, answers: a, catalogZone: cfg.Catalog, soa: cfg.SOA, addressTTL: cfg.AddressTTL}
+}
+
+// SetIndex makes ix the index transferred (a node's, once it starts).
+func (x *Transfers) SetIndex(ix *index.Index) { x.ix = ix }
 
 // xfrBatch is how many records go to the transfer plugin at once: it packs
 // them into messages of up to 64 KB, and a batch this size is a few of
 // those, so a million-name zone is never held twice.
 const xfrBatch = 512
 
-// errSigned refuses the transfer of a signed zone: it is signed online, one
+// ErrSigned refuses the transfer of a signed zone: it is signed online, one
 // answer at a time, with NSEC "black lies", so there is no NSEC chain and
 // no set of signatures to hand a secondary, and an unsigned copy would be
 // served without the DS chain its parent publishes.
-var errSigned = errors.New("a signed zone is not transferred: it is signed online, answer by answer")
+var ErrSigned = errors.New("a signed zone is not transferred: it is signed online, answer by answer")
 
 // errNotLoaded refuses a transfer before the first snapshot is in.
 var errNotLoaded = errors.New("the index is not loaded yet")
@@ -32,23 +63,23 @@ var errNotLoaded = errors.New("the index is not loaded yet")
 // an IXFR from that serial: the SOA alone when the secondary is current,
 // the difference from the journal (RFC 1995, condensed to one) when it
 // reaches back that far, and else the whole zone (RFC 1995's fallback).
-func (h *Handler) Transfer(zone string, serial uint32) (<-chan []dns.RR, error) {
-	z := h.index.Zone(dns.CanonicalName(zone))
-	if z == nil && h.cfg.catalog != "" && dns.CanonicalName(zone) == h.cfg.catalog {
-		return h.transferCatalog(serial)
+func (x *Transfers) Transfer(zone string, serial uint32) (<-chan []dns.RR, error) {
+	z := x.ix.Zone(dns.CanonicalName(zone))
+	if z == nil && x.catalogZone != "" && dns.CanonicalName(zone) == x.catalogZone {
+		return x.transferCatalog(serial)
 	}
 	if z == nil {
 		return nil, transfer.ErrNotAuthoritative
 	}
-	if !h.index.Loaded() {
+	if !x.ix.Loaded() {
 		return nil, errNotLoaded
 	}
 	if z.Signed {
 		xfrRefused.WithLabelValues("signed").Inc()
-		log.Warningf("refused a transfer of %s: %v", z.Name, errSigned)
-		return nil, errSigned
+		log.Warningf("refused a transfer of %s: %v", z.Name, ErrSigned)
+		return nil, ErrSigned
 	}
-	soa := h.answers.SOA(z, h.cfg.app.SOA.Minimum)
+	soa := x.answers.SOA(z, x.soa.Minimum)
 	ch := make(chan []dns.RR, 2)
 	if serial != 0 && !index.SerialOlder(serial, soa.(*dns.SOA).Serial) {
 		xfrOut.WithLabelValues("current").Inc()
@@ -57,7 +88,7 @@ func (h *Handler) Transfer(zone string, serial uint32) (<-chan []dns.RR, error) 
 		return ch, nil
 	}
 	if serial != 0 {
-		if rrs, ok := h.ixfr(z.Name, serial); ok {
+		if rrs, ok := x.ixfr(z.Name, serial); ok {
 			go func() {
 				defer close(ch)
 				for len(rrs) > 0 {
@@ -72,18 +103,18 @@ func (h *Handler) Transfer(zone string, serial uint32) (<-chan []dns.RR, error) 
 	}
 	// The zone as it stands with the names copied: a domain change since
 	// the look above (signed, its CAA) is what is sent, or refused.
-	chunks, at, z := h.index.ZoneNames(z.Name)
+	chunks, at, z := x.ix.ZoneNames(z.Name)
 	switch {
 	case z == nil:
 		return nil, transfer.ErrNotAuthoritative
 	case z.Signed:
 		xfrRefused.WithLabelValues("signed").Inc()
-		log.Warningf("refused a transfer of %s: %v", z.Name, errSigned)
-		return nil, errSigned
+		log.Warningf("refused a transfer of %s: %v", z.Name, ErrSigned)
+		return nil, ErrSigned
 	}
 	go func() {
 		defer close(ch)
-		h.axfr(z, chunks, at, ch)
+		x.axfr(z, chunks, at, ch)
 	}()
 	return ch, nil
 }
@@ -97,26 +128,26 @@ func (h *Handler) Transfer(zone string, serial uint32) (<-chan []dns.RR, error) 
 // secondary that lacks a record it is told to delete fails the IXFR and
 // asks for the whole zone, which is right but costly, while one told too
 // little would keep a stale address beside the new one.
-func (h *Handler) ixfr(name string, serial uint32) ([]dns.RR, bool) {
-	z, cur, names, old, now, ok := h.index.Changes(name, serial)
+func (x *Transfers) ixfr(name string, serial uint32) ([]dns.RR, bool) {
+	z, cur, names, old, now, ok := x.ix.Changes(name, serial)
 	if !ok || z.Signed { // the AXFR path answers, or refuses
 		return nil, false
 	}
 	// The serial read with the names, not the index's by now.
-	soaNow := h.answers.SOA(z, h.cfg.app.SOA.Minimum).(*dns.SOA)
+	soaNow := x.answers.SOA(z, x.soa.Minimum).(*dns.SOA)
 	soaNow.Serial = cur
-	soaThen := h.answers.SOA(z, h.cfg.app.SOA.Minimum).(*dns.SOA)
+	soaThen := x.answers.SOA(z, x.soa.Minimum).(*dns.SOA)
 	soaThen.Serial = serial
 	rrs := []dns.RR{soaNow, soaThen}
 	for _, n := range names {
 		if o := old[n]; o != nil && !o.Gone {
-			rrs = append(rrs, h.nodeRRsAll(z, n, o)...)
+			rrs = append(rrs, x.nodeRRsAll(z, n, o)...)
 		}
 	}
 	rrs = append(rrs, soaNow)
 	for _, n := range names {
 		if nd := now[n]; nd != nil {
-			rrs = append(rrs, h.nodeRRs(z, n, nd)...)
+			rrs = append(rrs, x.NodeRRs(z, n, nd)...)
 		}
 	}
 	return append(rrs, soaNow), true
@@ -128,8 +159,8 @@ func (h *Handler) ixfr(name string, serial uint32) ([]dns.RR, bool) {
 // shard by shard while the feed went on could hold a name newer than the
 // serial, and the IXFR after it would then delete records the secondary
 // never had, and fail, and start another whole transfer.
-func (h *Handler) axfr(z *index.Zone, chunks [][]index.Named, serial uint32, ch chan<- []dns.RR) {
-	soa := h.answers.SOA(z, h.cfg.app.SOA.Minimum)
+func (x *Transfers) axfr(z *index.Zone, chunks [][]index.Named, serial uint32, ch chan<- []dns.RR) {
+	soa := x.answers.SOA(z, x.soa.Minimum)
 	soa.(*dns.SOA).Serial = serial
 	batch := []dns.RR{soa}
 	send := func(rrs ...dns.RR) {
@@ -139,11 +170,11 @@ func (h *Handler) axfr(z *index.Zone, chunks [][]index.Named, serial uint32, ch 
 			batch = make([]dns.RR, 0, xfrBatch)
 		}
 	}
-	send(h.answers.NS(z.Name)...)
+	send(x.answers.NS(z.Name)...)
 	send(served.Rewrite(z.CAA, z.Name, served.TTL)...)
-	_, static := h.answers.Nameservers()
+	_, static := x.answers.Nameservers()
 	for n, addrs := range static {
-		if zz := h.index.ZoneOf(n); zz != nil && zz.Name == z.Name {
+		if zz := x.ix.ZoneOf(n); zz != nil && zz.Name == z.Name {
 			send(index.AddrRRs(n, dns.TypeA, addrs, answer.NSTTL)...)
 			send(index.AddrRRs(n, dns.TypeAAAA, addrs, answer.NSTTL)...)
 		}
@@ -151,7 +182,7 @@ func (h *Handler) axfr(z *index.Zone, chunks [][]index.Named, serial uint32, ch 
 	for i, c := range chunks {
 		for _, e := range c {
 			if e.Node != nil {
-				send(h.nodeRRs(z, e.Name, e.Node)...)
+				send(x.NodeRRs(z, e.Name, e.Node)...)
 			}
 		}
 		chunks[i] = nil // what is sent need not be kept
@@ -161,7 +192,7 @@ func (h *Handler) axfr(z *index.Zone, chunks [][]index.Named, serial uint32, ch 
 	xfrOut.WithLabelValues("axfr").Inc()
 }
 
-// nodeRRs are the records a secondary serves at name: what an answer for
+// NodeRRs are the records a secondary serves at name: what an answer for
 // each of its types holds, at the full TTL; none when the node is gone.
 // What a transfer sends and what a later IXFR deletes follow the same rule
 // (gone, fixed when the node was built), never the clock at the moment of
@@ -169,18 +200,18 @@ func (h *Handler) axfr(z *index.Zone, chunks [][]index.Named, serial uint32, ch 
 // IXFR that the secondary cannot apply. So a name that has expired but
 // whose expiry is not recorded yet is still sent, for the second or two
 // until that change deletes it.
-func (h *Handler) nodeRRs(z *index.Zone, name string, n *index.Node) []dns.RR {
+func (x *Transfers) NodeRRs(z *index.Zone, name string, n *index.Node) []dns.RR {
 	if n.Gone {
 		return nil
 	}
-	return h.nodeRRsAll(z, name, n)
+	return x.nodeRRsAll(z, name, n)
 }
 
 // nodeRRsAll are n's records at name, expired or not.
-func (h *Handler) nodeRRsAll(z *index.Zone, name string, n *index.Node) []dns.RR {
+func (x *Transfers) nodeRRsAll(z *index.Zone, name string, n *index.Node) []dns.RR {
 	var rrs []dns.RR
-	rrs = append(rrs, index.AddrRRs(name, dns.TypeA, n.Addrs, h.cfg.addressTTL)...)
-	rrs = append(rrs, index.AddrRRs(name, dns.TypeAAAA, n.Addrs, h.cfg.addressTTL)...)
+	rrs = append(rrs, index.AddrRRs(name, dns.TypeA, n.Addrs, x.addressTTL)...)
+	rrs = append(rrs, index.AddrRRs(name, dns.TypeAAAA, n.Addrs, x.addressTTL)...)
 	for _, set := range n.RRsets {
 		rrs = append(rrs, served.Rewrite(set, name, served.TTL)...)
 	}

@@ -1,4 +1,4 @@
-package hostname
+package xfr
 
 import (
 	"cmp"
@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/coredns/coredns/request"
-	"github.com/hostmint/hostmint/plugin/hostname/answer"
 	"github.com/hostmint/hostmint/plugin/hostname/index"
 	"github.com/miekg/dns"
 )
@@ -37,8 +35,8 @@ type catalogData struct {
 // catalogVersion is the schema version RFC 9432 defines.
 const catalogVersion = "2"
 
-// memberID is the unique-id label of domain id in the catalog.
-func memberID(id string) string {
+// MemberID is the unique-id label of domain id in the catalog.
+func MemberID(id string) string {
 	sum := sha256.Sum256([]byte(id))
 	return hex.EncodeToString(sum[:10])
 }
@@ -59,7 +57,7 @@ func catalogOf(name string, zs *index.Set) *catalogData {
 	}
 	slices.SortFunc(members, func(a, b *index.Zone) int { return strings.Compare(a.Name, b.Name) })
 	for _, z := range members {
-		c.add(name, &dns.PTR{Hdr: hdr(memberID(z.ID)+".zones."+name, dns.TypePTR), Ptr: z.Name})
+		c.add(name, &dns.PTR{Hdr: hdr(MemberID(z.ID)+".zones."+name, dns.TypePTR), Ptr: z.Name})
 	}
 	return c
 }
@@ -88,70 +86,34 @@ func catalogSerial(zs *index.Set) uint32 {
 
 // catalog is the catalog of the index's zone set now: made again only
 // when its serial moved (the same serial is the same members).
-func (h *Handler) catalog() *catalogData {
-	zs := h.index.Zones()
+func (x *Transfers) catalog() *catalogData {
+	zs := x.ix.Zones()
 	serial := catalogSerial(zs)
-	if c := h.catalogs.Load(); c != nil && c.serial == serial {
+	if c := x.catalogs.Load(); c != nil && c.serial == serial {
 		return c
 	}
-	c := catalogOf(h.cfg.catalog, zs)
-	h.catalogs.Store(c)
+	c := catalogOf(x.catalogZone, zs)
+	x.catalogs.Store(c)
 	return c
 }
 
-func (h *Handler) catalogSOA(c *catalogData) *dns.SOA {
-	ns, _ := h.answers.Nameservers()
+func (x *Transfers) catalogSOA(c *catalogData) *dns.SOA {
+	ns, _ := x.answers.Nameservers()
 	return &dns.SOA{
-		Hdr: dns.RR_Header{Name: h.cfg.catalog, Rrtype: dns.TypeSOA, Class: dns.ClassINET, Ttl: 0},
-		Ns:  ns[0], Mbox: cmp.Or(h.cfg.app.SOA.Mbox, "hostmaster."+h.cfg.catalog), Serial: c.serial,
-		Refresh: h.cfg.app.SOA.Refresh, Retry: h.cfg.app.SOA.Retry, Expire: h.cfg.app.SOA.Expire, Minttl: 0,
+		Hdr: dns.RR_Header{Name: x.catalogZone, Rrtype: dns.TypeSOA, Class: dns.ClassINET, Ttl: 0},
+		Ns:  ns[0], Mbox: cmp.Or(x.soa.Mbox, "hostmaster."+x.catalogZone), Serial: c.serial,
+		Refresh: x.soa.Refresh, Retry: x.soa.Retry, Expire: x.soa.Expire, Minttl: 0,
 	}
-}
-
-// serveCatalog answers a question in the catalog zone, as any zone's
-// (secondaries ask for its SOA); it is not signed.
-func (h *Handler) serveCatalog(w dns.ResponseWriter, r *dns.Msg, state request.Request) (int, error) {
-	if !h.index.Loaded() {
-		answer.Count(dns.RcodeServerFailure, state.QType(), answer.KindCatalog)
-		return dns.RcodeServerFailure, nil
-	}
-	c := h.catalog()
-	qname, qtype := state.Name(), state.QType()
-	m := new(dns.Msg)
-	m.SetReply(r)
-	m.Authoritative = true
-	if qname == h.cfg.catalog && (qtype == dns.TypeSOA || qtype == dns.TypeANY) {
-		m.Answer = append(m.Answer, h.catalogSOA(c))
-	}
-	rrs, exists := c.names[qname]
-	for _, rr := range rrs {
-		if qtype == dns.TypeANY || rr.Header().Rrtype == qtype {
-			m.Answer = append(m.Answer, dns.Copy(rr))
-		}
-	}
-	if !exists && qname != h.cfg.catalog {
-		m.Rcode = dns.RcodeNameError
-	}
-	if len(m.Answer) == 0 {
-		m.Ns = []dns.RR{h.catalogSOA(c)}
-	}
-	var name [256]byte
-	q, client, ok := h.ask(w, r, state, &name)
-	if !ok {
-		return dns.RcodeFormatError, nil
-	}
-	b, _ := h.answers.RespondMsg(nil, &q, m, answer.KindCatalog, h.cfg.catalog, client)
-	return deliver(w, r, b)
 }
 
 // transferCatalog is the catalog's AXFR, or its SOA alone to a secondary
 // that holds this serial (it keeps no journal: a catalog is small).
-func (h *Handler) transferCatalog(serial uint32) (<-chan []dns.RR, error) {
-	if !h.index.Loaded() {
+func (x *Transfers) transferCatalog(serial uint32) (<-chan []dns.RR, error) {
+	if !x.ix.Loaded() {
 		return nil, errNotLoaded
 	}
-	c := h.catalog()
-	soa := h.catalogSOA(c)
+	c := x.catalog()
+	soa := x.catalogSOA(c)
 	ch := make(chan []dns.RR, 1)
 	if serial != 0 && !index.SerialOlder(serial, c.serial) {
 		xfrOut.WithLabelValues("current").Inc()
@@ -164,4 +126,25 @@ func (h *Handler) transferCatalog(serial uint32) (<-chan []dns.RR, error) {
 	close(ch)
 	xfrOut.WithLabelValues("axfr").Inc()
 	return ch, nil
+}
+
+// CatalogAnswer fills m, an answer to qtype at qname in the catalog zone,
+// as any zone's (secondaries ask for its SOA); it is not signed.
+func (x *Transfers) CatalogAnswer(m *dns.Msg, qname string, qtype uint16) {
+	c := x.catalog()
+	if qname == x.catalogZone && (qtype == dns.TypeSOA || qtype == dns.TypeANY) {
+		m.Answer = append(m.Answer, x.catalogSOA(c))
+	}
+	rrs, exists := c.names[qname]
+	for _, rr := range rrs {
+		if qtype == dns.TypeANY || rr.Header().Rrtype == qtype {
+			m.Answer = append(m.Answer, dns.Copy(rr))
+		}
+	}
+	if !exists && qname != x.catalogZone {
+		m.Rcode = dns.RcodeNameError
+	}
+	if len(m.Answer) == 0 {
+		m.Ns = []dns.RR{x.catalogSOA(c)}
+	}
 }

@@ -1,11 +1,10 @@
-package hostname
+package xfr
 
 import (
 	"context"
 	"sync"
 	"time"
 
-	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/coredns/coredns/plugin/transfer"
 )
 
@@ -95,22 +94,19 @@ feed:
 	wg.Wait()
 }
 
-// startNotify starts NOTIFYing the secondaries of cfg's transfer plugin,
-// if the server block has one.
-func (h *Handler) startNotify(cfg *dnsserver.Config) error {
-	t, ok := cfg.Handler("transfer").(*transfer.Transfer)
-	if !ok || t == nil {
-		return nil
-	}
+// StartNotify NOTIFYs the secondaries of the server block's transfer plugin
+// t, through its Notify, of every change of the zones it may transfer (the
+// catalog's included), until stop.
+func (x *Transfers) StartNotify(t *transfer.Transfer) (stop func()) {
 	n := &notifier{send: t.Notify, pending: map[string]bool{}, wake: make(chan struct{}, 1)}
 	ctx, cancel := context.WithCancel(context.Background())
 	var catalogSerial uint32 // the feed's goroutine's alone
-	stopWatch := h.index.Watch(func(zones []string) {
-		zones = h.index.Transferable(zones)
-		if h.cfg.catalog != "" {
-			if s := h.catalog().serial; s != catalogSerial {
+	stopWatch := x.ix.Watch(func(zones []string) {
+		zones = x.ix.Transferable(zones)
+		if x.catalogZone != "" {
+			if s := x.catalog().serial; s != catalogSerial {
 				catalogSerial = s
-				zones = append(zones, h.cfg.catalog)
+				zones = append(zones, x.catalogZone)
 			}
 		}
 		n.touched(zones)
@@ -120,10 +116,9 @@ func (h *Handler) startNotify(cfg *dnsserver.Config) error {
 		defer close(done)
 		n.run(ctx)
 	}()
-	h.stopNotify = func() {
+	return func() {
 		stopWatch()
 		cancel()
 		<-done
 	}
-	return nil
 }

@@ -1,0 +1,45 @@
+package xfr
+
+import (
+	"maps"
+	"testing"
+
+	"github.com/hostmint/hostmint/plugin/hostname/answer"
+	"github.com/hostmint/hostmint/plugin/hostname/index"
+	"github.com/hostmint/hostmint/served"
+)
+
+// The catalog is made again only when its serial moves: a domain added
+// puts a member more and the serial one up; a hostname write (the same
+// zone set) moves nothing; a domain unsigned comes back, the serial on up.
+func TestCatalogSerial(t *testing.T) {
+	t.Parallel()
+	zs := index.Set{}
+	for _, name := range []string{"example.org.", "team.example.net.", "signed.example.net."} {
+		zs[name] = &index.Zone{Name: name, ID: "dom_" + name, Names: index.NewTable(0), CatalogVersion: 1}
+	}
+	zs["signed.example.net."].Signed, zs["signed.example.net."].CatalogVersion = true, 2
+	ix := index.New(nil, "")
+	ix.SetZones(zs)
+	a := answer.New(answer.Config{Nameservers: served.Nameservers{Names: []string{"ns1.example.org."}}}, ix)
+	x := New(Config{Catalog: "catalog.invalid."}, ix, a)
+
+	before := x.catalog()
+	if c := x.catalog(); c != before || c.serial != 5 || len(c.rrs) != 4 {
+		t.Errorf("the catalog: serial %d, %d records, made again %v; want 5, 4, not made again", c.serial, len(c.rrs), c != before)
+	}
+	more := maps.Clone(zs)
+	more["new.example.com."] = &index.Zone{Name: "new.example.com.", ID: "dom_new", Names: index.NewTable(0), CatalogVersion: 1}
+	ix.SetZones(more)
+	if c := x.catalog(); c.serial != 6 || len(c.rrs) != 5 {
+		t.Errorf("after a domain was added: serial %d, %d records; want 6 and 5", c.serial, len(c.rrs))
+	}
+	unsigned := maps.Clone(more)
+	z := *unsigned["signed.example.net."]
+	z.Signed, z.CatalogVersion = false, 3
+	unsigned["signed.example.net."] = &z
+	ix.SetZones(unsigned)
+	if c := x.catalog(); c.serial != 7 || len(c.rrs) != 6 {
+		t.Errorf("after a domain was unsigned: serial %d, %d records; want 7 and 6", c.serial, len(c.rrs))
+	}
+}
