@@ -85,12 +85,14 @@ var answerSeed = maphash.MakeSeed()
 
 // answerKey is the one key scheme of every entry.
 func answerKey(z *index.Zone, name string, qtype uint16, flags uint8) uint64 {
-	return maphash.Comparable(answerSeed, answerID{z, name, qtype, flags})
+	// The name hashed on its own: hashing it in a struct would make
+	// every name asked escape to the heap.
+	return maphash.String(answerSeed, name) ^ maphash.Comparable(answerSeed, answerOf{z, qtype, flags})
 }
 
-type answerID struct {
+// answerOf is what an answer is of besides its name.
+type answerOf struct {
 	z     *index.Zone
-	name  string
 	qtype uint16
 	flags uint8
 }
