@@ -16,7 +16,7 @@ type fastAnswers struct{ h *Handler }
 // Answer implements fastudp.Answerer.
 func (a fastAnswers) Answer(buf []byte, fq fastudp.Query, client netip.Addr, mine func(zone string) bool) ([]byte, bool) {
 	h := a.h
-	if !h.index.Loaded() {
+	if !h.index.Loaded() || refusedType(fq.Qtype) != dns.RcodeSuccess { // ServeDNS's refusals
 		return nil, false
 	}
 	z := h.index.ZoneOf(fq.Name)

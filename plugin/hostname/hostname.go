@@ -102,15 +102,8 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 		return dns.RcodeServerFailure, nil
 	}
 
-	switch state.QType() {
-	case dns.TypeAXFR, dns.TypeIXFR:
-		// No transfer plugin took it (it comes before this one): refused
-		// at once, as CoreDNS's file plugin does (RFC 5936 2.2), not
-		// answered like a query while the client waits for a transfer.
-		return h.refuse(w, r, state, dns.RcodeRefused, z.Kind, z.Name)
-	case dns.TypeTKEY, dns.TypeTSIG, dns.TypeMAILA, dns.TypeMAILB:
-		// Meta-types: nothing a name holds (RFC 6895 3.1).
-		return h.refuse(w, r, state, dns.RcodeNotImplemented, z.Kind, z.Name)
+	if rcode := refusedType(state.QType()); rcode != dns.RcodeSuccess {
+		return h.refuse(w, r, state, rcode, z.Kind, z.Name)
 	}
 
 	var name [256]byte
@@ -133,6 +126,21 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 		w.WriteMsg(m)
 	}
 	return dns.RcodeSuccess, nil
+}
+
+// refusedType is the rcode a query of qtype in a served zone is refused
+// with, NOERROR when the answerer answers it. A transfer no transfer plugin
+// took (it comes before this one) is refused at once, as CoreDNS's file
+// plugin does (RFC 5936 2.2), not answered like a query while the client
+// waits for a transfer; a meta-type is nothing a name holds (RFC 6895 3.1).
+func refusedType(qtype uint16) int {
+	switch qtype {
+	case dns.TypeAXFR, dns.TypeIXFR:
+		return dns.RcodeRefused
+	case dns.TypeTKEY, dns.TypeTSIG, dns.TypeMAILA, dns.TypeMAILB:
+		return dns.RcodeNotImplemented
+	}
+	return dns.RcodeSuccess
 }
 
 // ask is r as the answerer reads it, and its client over UDP when a

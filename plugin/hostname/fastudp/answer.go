@@ -45,11 +45,12 @@ func (s *Server) Answer(buf, q []byte, client netip.AddrPort) ([]byte, bool) {
 
 // fromBytes reports whether a query of qtype may be answered beside the
 // server: not the types a plugin before this one may take (transfer takes
-// AXFR and IXFR, any takes ANY), DS (the server gives it to a parent
-// zone's block when it has one), nor the meta-types the plugin refuses.
+// AXFR and IXFR, any takes ANY), nor DS (the server gives it to a parent
+// zone's block when it has one). What the plugin itself refuses, its
+// Answerer says.
 func fromBytes(qtype uint16) bool {
 	switch qtype {
-	case dns.TypeAXFR, dns.TypeIXFR, dns.TypeTKEY, dns.TypeTSIG, dns.TypeMAILA, dns.TypeMAILB, dns.TypeANY, dns.TypeDS:
+	case dns.TypeAXFR, dns.TypeIXFR, dns.TypeANY, dns.TypeDS:
 		return false
 	}
 	return true

@@ -278,13 +278,6 @@ func Settle(own *Node, below map[string]*Node, now int64) {
 	}
 }
 
-func parent(name string) string {
-	if i, end := dns.NextLabel(name, 0); !end {
-		return name[i:]
-	}
-	return "."
-}
-
 // loadZones reads every domain into a zone set. A zone already in prev
 // keeps its table of names, and, when its key did not change, its signer
 // with the signatures already made; a new one gets an empty table (sizes:
