@@ -254,3 +254,43 @@ func TestSameLabelRace(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkCreateAccounts is BenchmarkCreateOneAccount with its callers
+// spread over accounts: 16 accounts with one caller each, and 64 with
+// four each. ns/op is the store's time per create; the write pipeline
+// (storage/group.go) should make it an account's own.
+func BenchmarkCreateAccounts(b *testing.B) {
+	for _, shape := range []struct{ accounts, callers int }{{1, 16}, {16, 1}, {64, 4}} {
+		for _, d := range storagetest.Dialects {
+			b.Run(fmt.Sprintf("%dx%d/%s", shape.accounts, shape.callers, d), func(b *testing.B) {
+				f := newFixture(b, d)
+				ps := make([]*access.Principal, shape.accounts)
+				for i := range ps {
+					id := fmt.Sprintf("acc%d", i)
+					if _, err := f.store.Write(context.Background(), func(ctx context.Context, tx *storage.Tx) error {
+						huge := 10_000_000
+						return tx.InsertAccount(ctx, &storage.Account{ID: id, Name: id, Plan: plans.Business, Cap: &huge, Billing: true, CreatedAt: 1})
+					}); err != nil {
+						b.Fatal(err)
+					}
+					ps[i] = &access.Principal{AccountID: id, Scopes: access.All()}
+				}
+				f.stmts.Store(0)
+				var next, caller atomic.Int64
+				b.SetParallelism(max(1, shape.accounts*shape.callers/runtime.GOMAXPROCS(0)))
+				b.RunParallel(func(pb *testing.PB) {
+					p := ps[int(caller.Add(1)-1)%len(ps)]
+					for pb.Next() {
+						i := int(next.Add(1))
+						ip := fmt.Sprintf("23.%d.%d.%d", i>>16&255, i>>8&255, i&255)
+						if _, err := f.svc.Create(context.Background(), p, CreateInput{IP: &ip}); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+				b.ReportMetric(float64(f.stmts.Load())/float64(b.N), "stmts/op")
+			})
+		}
+	}
+}

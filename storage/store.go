@@ -116,6 +116,7 @@ func open(ctx context.Context, d Dialect, dsn string, readOnly bool) (*Store, er
 	if d == SQLite {
 		s.gate = make(writeGate, 1)
 	}
+	s.groups.lanes = lanesOf(d)
 	check := s.migrate
 	if readOnly {
 		check = s.checkSchema
