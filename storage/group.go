@@ -40,7 +40,10 @@ type groups struct {
 	mu      sync.Mutex
 	keys    map[int]*groupKey // by lane
 	lanes   int
-	batches atomic.Int64 // committed with more than one write (tests)
+	batches atomic.Int64 // committed with more than one write
+	parts   atomic.Int64 // writes committed in those
+	alone   atomic.Int64 // writes run again alone after their batch failed
+	unheld  atomic.Int64 // of which: a create that held no cap (errUnheld)
 }
 
 // lane is the lane of key's writes: one account's writes always ride the
@@ -91,7 +94,7 @@ func (s *Store) WriteGrouped(ctx context.Context, key string, fn func(ctx contex
 	if s.readOnly {
 		return 0, ErrReadOnly
 	}
-	if ctx.Value(joinKey{}) != nil {
+	if ctx.Value(joinKey{}) != nil || ctx.Value(aloneKey{}) != nil {
 		return s.Write(ctx, fn)
 	}
 	p := &groupPart{ctx: ctx, fn: fn, done: make(chan groupResult, 1)}
@@ -125,12 +128,37 @@ func (s *Store) WriteGrouped(ctx context.Context, key string, fn func(ctx contex
 		r = <-p.done // running: its batch answers within batchTimeout
 	}
 	if r.alone {
+		s.groups.alone.Add(1)
 		return s.Write(ctx, fn)
 	}
 	if e, _ := ctx.Value(auditKey{}).(*AuditEntry); e != nil {
 		e.ids = append(e.ids, r.rows...)
 	}
 	return r.last, r.err
+}
+
+// PipelineStats are WriteGrouped's counts since the store opened.
+type PipelineStats struct {
+	Batches int64 // batches of more than one write committed
+	Parts   int64 // writes committed in them
+	Alone   int64 // writes run again alone after their batch failed
+	Unheld  int64 // of which: a create that held no cap (CapActive)
+}
+
+// PipelineStats reads the pipeline's counts.
+func (s *Store) PipelineStats() PipelineStats {
+	g := &s.groups
+	return PipelineStats{Batches: g.batches.Load(), Parts: g.parts.Load(), Alone: g.alone.Load(), Unheld: g.unheld.Load()}
+}
+
+type aloneKey struct{}
+
+// Alone has the grouped writes under ctx run alone, each its own
+// transaction, as Write runs them: what a batch's write must answer the
+// same as (the pipeline's differential test), and a way to rule the
+// pipeline out when a write misbehaves.
+func Alone(ctx context.Context) context.Context {
+	return context.WithValue(ctx, aloneKey{}, true)
 }
 
 // WriteGroupedVisible is WriteGrouped that waits, as WriteVisible does,
@@ -245,6 +273,9 @@ func (s *Store) runBatch(batch []*groupPart) {
 	}
 	for _, p := range batch {
 		switch {
+		case errors.Is(p.err, errUnheld) && (err == nil || errors.Is(err, errBatchFailed)):
+			s.groups.unheld.Add(1)
+			p.done <- groupResult{alone: true}
 		case errors.Is(err, errBatchFailed) && retryable(p.err):
 			p.done <- groupResult{alone: true} // its savepoint is gone: again, alone
 		case errors.Is(err, errBatchFailed):
@@ -265,6 +296,7 @@ func (s *Store) runBatch(batch []*groupPart) {
 		case p.err != nil:
 			p.done <- groupResult{err: p.err}
 		default:
+			s.groups.parts.Add(1)
 			p.done <- groupResult{last: last, rows: p.rows}
 		}
 	}
@@ -299,7 +331,13 @@ func (t *Tx) part(ctx context.Context, p *groupPart, i int) (err, broken error) 
 	if t.pg != nil {
 		sent = t.pg.sent
 	}
+	t.held.caps, t.held.created = nil, nil
 	err = runPart(p, pctx, t)
+	if err == nil && t.batch {
+		if id := t.unheld(t.later); id != "" {
+			err = fmt.Errorf("%w (account %s)", errUnheld, id)
+		}
+	}
 	if t.prefetched != nil && t.pg.sent != sent {
 		t.prefetched = nil // it read or wrote for itself (prefetch.go)
 	}

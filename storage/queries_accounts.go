@@ -42,6 +42,9 @@ func (q Queries) LockAccount(ctx context.Context, id string) (*Account, error) {
 		if err := q.execute(lockAccount, id).Scan(ctx, a); err != nil {
 			return a, mapErr(err)
 		}
+		if q.tx != nil {
+			q.tx.held.lock(id)
+		}
 		if q.unlocked() { // its parts' creates, kept for the last statement
 			a.ActiveHostnames += q.tx.pendingActive(id)
 		}

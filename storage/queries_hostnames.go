@@ -12,6 +12,9 @@ func (q Queries) InsertHostname(ctx context.Context, h *Hostname) error {
 	_, err := q.db.NewInsert().Model(h).Exec(ctx)
 	if err == nil {
 		q.made("hostname", h.ID)
+		if q.tx != nil {
+			q.tx.held.created = append(q.tx.held.created, h)
+		}
 	}
 	return mapErr(err)
 }

@@ -88,6 +88,7 @@ func (t *Tx) CapActive(accountID string, cap int) {
 	if !t.batch {
 		return
 	}
+	t.held.capped(accountID)
 	if t.caps == nil {
 		t.caps = map[string]int{}
 	}
@@ -131,4 +132,59 @@ func (t *Tx) capColumns(later []laterWrite) (exprs []string, args [][]any) {
 		args = append(args, []any{id, activeIn(later, id), t.caps[id]})
 	}
 	return exprs, args
+}
+
+// A batch's creates are held by construction: a part that creates an
+// active hostname for an account must either have read the account under
+// its row lock (LockAccount), which no one else's create can then pass, or
+// have told the batch the cap it checked (CapActive), which the last
+// statement checks again under the lock. A part that did neither (a new
+// create path, or a new limit on an account's names, that forgot
+// CapActive) is rolled back and runs again alone, where every read of the
+// account takes its lock: slower, never past a cap. PipelineStats counts
+// such parts, and the pipeline's differential test requires none.
+
+// errUnheld rolls back a batch's part that created an active hostname
+// without holding its account's count (see above).
+var errUnheld = errors.New("storage: a batch's part created a hostname without its account's lock or a cap (CapActive)")
+
+// held is what the transaction holds its creates by: the accounts it
+// locked, and those the running part gave a cap.
+type held struct {
+	locked, caps map[string]bool
+	created      []*Hostname // inserted at once by the running part (InsertHostname)
+}
+
+func (h *held) lock(id string) {
+	if h.locked == nil {
+		h.locked = map[string]bool{}
+	}
+	h.locked[id] = true
+}
+
+func (h *held) capped(id string) {
+	if h.caps == nil {
+		h.caps = map[string]bool{}
+	}
+	h.caps[id] = true
+}
+
+// unheld is the first account the running part created an active
+// hostname for (at once, or put off in later) without holding its count;
+// "" if none.
+func (t *Tx) unheld(later []laterWrite) string {
+	check := func(h *Hostname) bool {
+		return slices.Contains(ActiveStatuses, h.Status) && !t.held.locked[h.AccountID] && !t.held.caps[h.AccountID]
+	}
+	for _, h := range t.held.created {
+		if check(h) {
+			return h.AccountID
+		}
+	}
+	for _, w := range later {
+		if h, ok := w.insert.(*Hostname); ok && check(h) {
+			return h.AccountID
+		}
+	}
+	return ""
 }

@@ -129,3 +129,51 @@ func TestBatchAccountUnlocked(t *testing.T) {
 		})
 	}
 }
+
+// A batch's part that creates a hostname for an account it read without
+// the lock and gave no cap (a create path that forgot CapActive) runs
+// again alone, where its read takes the lock: its creates are held by
+// construction, and PipelineStats says so. One that gave its cap stays in
+// the batch.
+func TestBatchCreateWithoutCapRunsAlone(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *storage.Store) {
+		prefetchFixture(t, s)
+		create := func(label string, capped bool) func(ctx context.Context, tx *storage.Tx) error {
+			return func(ctx context.Context, tx *storage.Tx) error {
+				a, _, _, err := tx.LockAccountInPool(ctx, "acc", label, "")
+				if err != nil {
+					return err
+				}
+				if capped {
+					tx.CapActive(a.ID, 100)
+				}
+				h := &storage.Hostname{ID: "h_" + label, AccountID: "acc", DomainID: "dom", Label: label, Name: label + ".pool.test",
+					IP: "192.0.2.1", Addrs: "192.0.2.1", Class: "public", Status: storage.StatusLive, CreatedAt: 1, UpdatedAt: 1}
+				tx.InsertLater(storage.KindHostname, h.ID, h)
+				return tx.Changed(ctx, storage.KindHostname, h.ID)
+			}
+		}
+		before := s.PipelineStats()
+		errs := batchOf(t, s, []storage.Expected{storage.AccountInPool("acc", "c1", ""), storage.AccountInPool("acc", "c2", ""), storage.AccountInPool("acc", "u1", "")},
+			[]func(ctx context.Context, tx *storage.Tx) error{create("c1", true), create("c2", true), create("u1", false)})
+		for i, err := range errs {
+			if err != nil {
+				t.Errorf("part %d: %v", i, err)
+			}
+		}
+		after := s.PipelineStats()
+		if hs, _ := s.Dump(t.Context(), "hostnames"); len(hs) != 5 {
+			t.Errorf("%d hostnames, want 5", len(hs))
+		}
+		wantUnheld := int64(0)
+		if s.Dialect() == storage.Postgres { // SQLite's reads are its lock: nothing to hold
+			wantUnheld = 1
+		}
+		if got := after.Unheld - before.Unheld; got != wantUnheld {
+			t.Errorf("%d parts ran alone for want of a cap, want %d (%+v)", got, wantUnheld, after)
+		}
+		if got := after.Parts - before.Parts; got < 2 {
+			t.Errorf("%d parts committed in batches, want the two capped ones (%+v)", got, after)
+		}
+	})
+}

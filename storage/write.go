@@ -36,6 +36,7 @@ type Tx struct {
 	batch bool
 	kept  []laterWrite   // the hostnames the batch's parts put off
 	caps  map[string]int // the least cap each account's creates were allowed under
+	held  held           // what the running part holds its creates by (unlocked.go)
 	// The first reads the batch made for its parts (prefetch.go).
 	prefetched map[string]prefetched
 }
