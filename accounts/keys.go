@@ -95,7 +95,7 @@ type issued struct {
 // account's (and, when by asks, within by's own), and the account holds
 // fewer than c.max.
 func (s *Service) issue(ctx context.Context, accountID string, scopes []access.Scope, by *access.Principal, c issued) error {
-	_, err := s.store.Write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+	_, err := s.store.WriteGrouped(ctx, accountID, func(ctx context.Context, tx *storage.Tx) error {
 		if _, err := tx.LockAccount(ctx, accountID); errors.Is(err, storage.ErrNotFound) {
 			return accountNotFound()
 		} else if err != nil {
@@ -174,7 +174,7 @@ func (s *Service) Keys(ctx context.Context, accountID string) ([]storage.APIKey,
 // feed, which drops it from every node's cache).
 func (s *Service) RevokeKey(ctx context.Context, keyID string) error {
 	var issued []string // the TSIG keys it issued, which go with it
-	_, err := s.store.Write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+	_, err := s.store.WriteGrouped(ctx, keyID, func(ctx context.Context, tx *storage.Tx) error {
 		now := s.now().UnixMilli()
 		if err := tx.RevokeKey(ctx, keyID, now); errors.Is(err, storage.ErrNotFound) {
 			return apierror.NotFound("Key not found")

@@ -209,7 +209,7 @@ func (s *Service) TSIGKeys(ctx context.Context, accountID string, by *access.Pri
 // dashboard's); by, a bearer key, may revoke only keys within its own
 // scopes and reach. A key it may not revoke is not found.
 func (s *Service) RevokeTSIGKey(ctx context.Context, accountID string, by *access.Principal, id string) error {
-	_, err := s.store.Write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+	_, err := s.store.WriteGrouped(ctx, accountID+id, func(ctx context.Context, tx *storage.Tx) error {
 		k, err := tx.TSIGKey(ctx, id)
 		if errors.Is(err, storage.ErrNotFound) || err == nil && (k.RevokedAt != 0 || accountID != "" && k.AccountID != accountID) {
 			return apierror.NotFound("TSIG key not found")

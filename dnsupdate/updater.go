@@ -107,7 +107,7 @@ func (u *Updater) apply(ctx context.Context, p *access.Principal, zone string, r
 		ctx = storage.Expect(ctx, e)
 	}
 	// The account's other writes (API or UPDATE) share their commits.
-	err = u.store.WriteAllGrouped(ctx, "account:"+p.AccountID, func(ctx context.Context, tx *storage.Tx) error {
+	err = u.store.WriteAllGrouped(ctx, p.AccountID, func(ctx context.Context, tx *storage.Tx) error {
 		z := &zoneState{u: u, dom: dom, tx: tx, q: tx.Queries, p: p, names: map[string]*node{}}
 		if err := z.readAll(ctx, r); err != nil {
 			return err

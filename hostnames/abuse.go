@@ -48,7 +48,7 @@ func (s *Abuse) Terminate(ctx context.Context, id string) (*storage.Hostname, er
 
 func (s *Abuse) abuse(ctx context.Context, id string, next func(*storage.Hostname) (string, error)) (*storage.Hostname, error) {
 	var h *storage.Hostname
-	err := s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+	err := s.write(ctx, id, func(ctx context.Context, tx *storage.Tx) error {
 		var err error
 		if h, err = tx.LockHostname(ctx, id); errors.Is(err, storage.ErrNotFound) {
 			return apierror.HostnameNotFound()

@@ -52,7 +52,7 @@ func BenchmarkACMEAuth(b *testing.B) {
 		b.Run(string(d), func(b *testing.B) {
 			c, _ := benchCertificates(b, d)
 			now := time.Now().UnixMilli()
-			err := c.write(context.Background(), func(ctx context.Context, tx *storage.Tx) error {
+			err := c.write(context.Background(), "", func(ctx context.Context, tx *storage.Tx) error {
 				for _, r := range []struct{ user, hash string }{{"native", apikey.Hash(password)}, {"imported", string(imported)}} {
 					row, err := RegistrationRow(r.user, r.user, "auth.example.org", r.hash, nil, "192.0.2.0/24", now)
 					if err != nil {

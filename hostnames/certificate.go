@@ -25,7 +25,7 @@ type CertificateState struct {
 // order; the chain held so far stays until the new one is issued.
 func (s *Certificates) SubmitCSR(ctx context.Context, p *access.Principal, id, csr string) (*storage.Certificate, error) {
 	var c *storage.Certificate
-	err := s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+	err := s.write(ctx, p.AccountID, func(ctx context.Context, tx *storage.Tx) error {
 		h, err := s.certificateHost(ctx, tx, p, id, CertCSR)
 		if err != nil {
 			return err

@@ -126,7 +126,7 @@ func (s *Service) Create(ctx context.Context, p *access.Principal, in CreateInpu
 		ctx = storage.Expect(ctx, storage.AccountInPool(p.AccountID, first, s.cfg.ACMEDNS))
 	}
 	var h *storage.Hostname
-	err = s.writeAccount(ctx, p.AccountID, func(ctx context.Context, tx *storage.Tx) error {
+	err = s.write(ctx, p.AccountID, func(ctx context.Context, tx *storage.Tx) error {
 		h = nil
 		var (
 			acct  *storage.Account

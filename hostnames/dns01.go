@@ -43,7 +43,7 @@ type NewCredential struct {
 func (s *Certificates) CreateCredential(ctx context.Context, p *access.Principal, hostnameID string) (*NewCredential, error) {
 	password := apikey.Random(25) // 40 characters, 200 bits
 	out := &NewCredential{Username: uuid4(), Password: password}
-	err := s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+	err := s.write(ctx, p.AccountID, func(ctx context.Context, tx *storage.Tx) error {
 		h, err := s.owned(ctx, tx, p, hostnameID, access.DNS01Write)
 		if err != nil {
 			return err
@@ -111,7 +111,7 @@ func errBadCredentials() error {
 }
 
 func (s *Certificates) publishChallenge(ctx context.Context, u ChallengeUpdate, upgraded bool) error {
-	return s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+	return s.write(ctx, "acme-dns:"+u.User, func(ctx context.Context, tx *storage.Tx) error {
 		c, err := tx.Credential(ctx, u.User)
 		if errors.Is(err, storage.ErrNotFound) {
 			return s.publishRegistered(ctx, tx, u, upgraded)
@@ -183,7 +183,7 @@ func (s *Certificates) SetChallenges(ctx context.Context, p *access.Principal, h
 			return err
 		}
 	}
-	return s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+	return s.write(ctx, p.AccountID, func(ctx context.Context, tx *storage.Tx) error {
 		h, err := s.owned(ctx, tx, p, hostnameID, access.DNS01Write)
 		if err != nil {
 			return err

@@ -47,7 +47,7 @@ func (s *Service) Get(ctx context.Context, p *access.Principal, id string) (*sto
 	if err != nil || !s.profile.IdleExpiry() || !s.renewDue(h, s.now()) {
 		return h, err
 	}
-	err = s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+	err = s.write(ctx, p.AccountID, func(ctx context.Context, tx *storage.Tx) error {
 		if h, err = s.owned(ctx, tx, p, id, access.HostnamesRead); err != nil {
 			return err
 		}
@@ -208,7 +208,7 @@ func (s *core) change(ctx context.Context, p *access.Principal, id string,
 	var h *storage.Hostname
 	// What the write reads first, for its batch to read with the others'.
 	ctx = storage.Expect(ctx, storage.LockedHostname(id))
-	err := s.writeAccount(ctx, p.AccountID, func(ctx context.Context, tx *storage.Tx) error {
+	err := s.write(ctx, p.AccountID, func(ctx context.Context, tx *storage.Tx) error {
 		var err error
 		if h, err = s.changeable(ctx, tx, p, id); err != nil {
 			return err
@@ -242,7 +242,7 @@ func (s *Service) touch(ctx context.Context, tx *storage.Tx, acct *account, h *s
 // ([P1]), or for every team but the one that released it ([P2]). Releasing
 // a released hostname changes nothing and succeeds.
 func (s *Service) Release(ctx context.Context, p *access.Principal, id string) error {
-	return s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+	return s.write(ctx, p.AccountID, func(ctx context.Context, tx *storage.Tx) error {
 		h, err := s.owned(ctx, tx, p, id, access.HostnamesWrite)
 		if err != nil || h.Status == storage.StatusReleased {
 			return err

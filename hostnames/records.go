@@ -52,7 +52,7 @@ func (s *Records) CreateRecord(ctx context.Context, p *access.Principal, hostnam
 		}
 	}
 	var out *storage.Record
-	err := s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+	err := s.write(ctx, p.AccountID, func(ctx context.Context, tx *storage.Tx) error {
 		h, err := s.recordHost(ctx, tx, p, hostnameID, opCreate)
 		if err != nil {
 			return err
@@ -114,7 +114,7 @@ func relative(in records.Input, hostname string) records.Input {
 // UpdateRecord changes a record's value; its id, type and name stay.
 func (s *Records) UpdateRecord(ctx context.Context, p *access.Principal, hostnameID, recordID string, in records.Input) (*storage.Record, error) {
 	var out *storage.Record
-	err := s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+	err := s.write(ctx, p.AccountID, func(ctx context.Context, tx *storage.Tx) error {
 		h, err := s.recordHost(ctx, tx, p, hostnameID, opChange)
 		if err != nil {
 			return err
@@ -165,7 +165,7 @@ func (s *Records) UpdateRecord(ctx context.Context, p *access.Principal, hostnam
 
 // DeleteRecord removes a record.
 func (s *Records) DeleteRecord(ctx context.Context, p *access.Principal, hostnameID, recordID string) error {
-	return s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+	return s.write(ctx, p.AccountID, func(ctx context.Context, tx *storage.Tx) error {
 		h, err := s.recordHost(ctx, tx, p, hostnameID, opDelete)
 		if err != nil {
 			return err

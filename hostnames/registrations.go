@@ -88,7 +88,7 @@ func (s *Certificates) Register(ctx context.Context, from netip.Addr, allowFrom 
 	if err != nil {
 		return nil, err
 	}
-	err = s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+	err = s.write(ctx, "acme-dns:"+row.ID, func(ctx context.Context, tx *storage.Tx) error {
 		// Registrations are few: one at a time, so every count is exact.
 		if err := tx.LockName(ctx, "acme-register"); err != nil {
 			return err
@@ -286,7 +286,7 @@ func (s *Certificates) upgradeImported(ctx context.Context, imp *importedPasswor
 	if !ok {
 		return errBadCredentials()
 	}
-	err = s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+	err = s.write(ctx, "acme-dns:"+imp.id, func(ctx context.Context, tx *storage.Tx) error {
 		return tx.SetRegistrationPassword(ctx, imp.id, imp.hash, apikey.Hash(key))
 	})
 	if errors.Is(err, storage.ErrNotFound) {
@@ -312,7 +312,7 @@ func (s *Certificates) Registrations(ctx context.Context, after string, limit in
 
 // DeleteRegistration removes a registration; its values stop being served.
 func (s *Certificates) DeleteRegistration(ctx context.Context, username string) error {
-	return s.write(ctx, func(ctx context.Context, tx *storage.Tx) error {
+	return s.write(ctx, "acme-dns:"+username, func(ctx context.Context, tx *storage.Tx) error {
 		if err := tx.DeleteRegistration(ctx, username); errors.Is(err, storage.ErrNotFound) {
 			return apierror.NotFound("no acme-dns registration %s", username)
 		} else if err != nil {

@@ -111,18 +111,13 @@ func (s *core) Served(h *storage.Hostname) bool {
 	return st == storage.StatusLive || st == storage.StatusPending
 }
 
-// write runs fn in one transaction; a client that resolves right after the
-// answer sees the change.
-func (s *core) write(ctx context.Context, fn func(ctx context.Context, tx *storage.Tx) error) error {
-	return s.store.WriteVisible(ctx, fn)
-}
-
-// writeAccount is write for a write that holds its account's rows to the
-// end (a create: the cap; a change: the rate limits): concurrent ones of
-// the account share a commit (storage.WriteGrouped) instead of taking
-// turns on it.
-func (s *core) writeAccount(ctx context.Context, accountID string, fn func(ctx context.Context, tx *storage.Tx) error) error {
-	return s.store.WriteGroupedVisible(ctx, "account:"+accountID, fn)
+// write runs fn in one transaction, through the store's write pipeline
+// (storage.WriteGrouped), where concurrent writes share a commit: key names
+// the writes that take turns (an account's, a registration's), which keep
+// their order. A client that resolves right after the answer sees the
+// change.
+func (s *core) write(ctx context.Context, key string, fn func(ctx context.Context, tx *storage.Tx) error) error {
+	return s.store.WriteGroupedVisible(ctx, key, fn)
 }
 
 // expiry is the expires_at of a hostname used at now (0: never, [P2]).
