@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"maps"
 	"runtime"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/hostmint/hostmint/storage/pipeline"
 )
 
 // The write pipeline. Writes that take turns on rows (an account's
@@ -26,7 +26,9 @@ import (
 // nothing; the others commit. If the batch's transaction cannot commit (a
 // constraint only the commit checks, a cap or a rate limit the batch passes
 // together), each of its writes runs again alone, as Write would have run
-// it: one account's refusal never fails another's write.
+// it: one account's refusal never fails another's write. The queueing is
+// package pipeline's, which also states the contract a write may rely on;
+// running a batch is this file's.
 
 // batchTimeout bounds a batch's transaction, which no one caller's
 // deadline does (a caller that leaves stops waiting for it).
@@ -36,45 +38,21 @@ const batchTimeout = 30 * time.Second
 // transaction in memory, past which readers on standbys slow down.
 const maxGroup = 32
 
+// groups is the store's pipeline and what its batches came to.
 type groups struct {
-	mu      sync.Mutex
-	keys    map[int]*groupKey // by lane
-	lanes   int
+	pipe    *pipeline.Pipeline[*groupPart, groupResult]
 	batches atomic.Int64 // committed with more than one write
 	parts   atomic.Int64 // writes committed in those
 	alone   atomic.Int64 // writes run again alone after their batch failed
 	unheld  atomic.Int64 // of which: a create that held no cap (errUnheld)
 }
 
-// lane is the lane of key's writes: one account's writes always ride the
-// same one, in the order they came.
-func (g *groups) lane(key string) int {
-	if g.lanes <= 1 {
-		return 0
-	}
-	h := fnv.New32a()
-	h.Write([]byte(key))
-	return int(h.Sum32() % uint32(g.lanes))
-}
-
-// groupKey is one key's writes waiting for the transaction after the one
-// running (running is false when none runs).
-type groupKey struct {
-	running bool
-	waiting []*groupPart
-}
-
+// groupPart is a write in the pipeline, and what it came to in its batch.
 type groupPart struct {
-	ctx  context.Context
+	ctx  context.Context // the caller's
 	fn   func(ctx context.Context, tx *Tx) error
-	done chan groupResult
-	// taken (under groups.mu) once a batch has the part: from then on its
-	// caller waits for the answer even if it stops waiting for the write,
-	// so that nothing it shares with fn is touched after it returned.
-	// gone: the caller left before that; the part is never run.
-	taken, gone bool
-	err         error   // the part's own error in the batch's transaction
-	rows        []int64 // its audit rows, once committed
+	err  error   // the part's own error in the batch's transaction
+	rows []int64 // its audit rows, once committed
 }
 
 type groupResult struct {
@@ -97,35 +75,9 @@ func (s *Store) WriteGrouped(ctx context.Context, key string, fn func(ctx contex
 	if ctx.Value(joinKey{}) != nil || ctx.Value(aloneKey{}) != nil {
 		return s.Write(ctx, fn)
 	}
-	p := &groupPart{ctx: ctx, fn: fn, done: make(chan groupResult, 1)}
-	s.groups.mu.Lock()
-	if s.groups.keys == nil {
-		s.groups.keys = map[int]*groupKey{}
-	}
-	lane := s.groups.lane(key)
-	k := s.groups.keys[lane]
-	if k == nil {
-		k = &groupKey{}
-		s.groups.keys[lane] = k
-	}
-	k.waiting = append(k.waiting, p)
-	if !k.running {
-		k.running = true
-		go s.drain(lane, k)
-	}
-	s.groups.mu.Unlock()
-	var r groupResult
-	select {
-	case r = <-p.done:
-	case <-ctx.Done():
-		s.groups.mu.Lock()
-		if !p.taken {
-			p.gone = true // never run: the caller is told at once
-			s.groups.mu.Unlock()
-			return 0, fmt.Errorf("%w: %v", ErrUnavailable, ctx.Err())
-		}
-		s.groups.mu.Unlock()
-		r = <-p.done // running: its batch answers within batchTimeout
+	r, ok := s.groups.pipe.Do(ctx, key, &groupPart{ctx: ctx, fn: fn})
+	if !ok { // never run: the caller is told at once
+		return 0, fmt.Errorf("%w: %v", ErrUnavailable, ctx.Err())
 	}
 	if r.alone {
 		s.groups.alone.Add(1)
@@ -188,36 +140,12 @@ func (s *Store) WriteAllGrouped(ctx context.Context, key string, fn func(ctx con
 	})
 }
 
-// drain runs key's batches until none waits, one after the other. (The
-// next batch once began as soon as the parts of the one before had run,
-// beside its flush and commit. Since a batch's parts read in one round
-// trip (prefetch.go), that gains less than the writes a batch gathers by
-// waiting for the commit: see docs/performance.md.)
-func (s *Store) drain(key int, k *groupKey) {
-	for {
-		s.groups.mu.Lock()
-		var batch []*groupPart
-		for len(k.waiting) > 0 && len(batch) < maxGroup {
-			p := k.waiting[0]
-			k.waiting = k.waiting[1:]
-			if !p.gone {
-				p.taken = true
-				batch = append(batch, p)
-			}
-		}
-		if len(batch) == 0 {
-			k.running = false
-			delete(s.groups.keys, key)
-			s.groups.mu.Unlock()
-			return
-		}
-		s.groups.mu.Unlock()
-		s.runBatch(batch)
-	}
-}
-
 // runBatch commits batch in one transaction and answers each part.
-func (s *Store) runBatch(batch []*groupPart) {
+func (s *Store) runBatch(parts []*pipeline.Part[*groupPart, groupResult]) {
+	batch := make([]*groupPart, len(parts))
+	for i, p := range parts {
+		batch[i] = p.Write
+	}
 	if len(batch) == 1 { // nothing to share: as Write would, meanwhile others gather
 		p := batch[0]
 		e, _ := p.ctx.Value(auditKey{}).(*AuditEntry)
@@ -232,7 +160,7 @@ func (s *Store) runBatch(batch []*groupPart) {
 		if e != nil { // Write noted them on the entry; the caller does that
 			r.rows, e.ids = e.ids[before:], e.ids[:before]
 		}
-		p.done <- r
+		parts[0].Answer(r)
 		return
 	}
 	// No one caller's deadline ends the batch: each part's statements run
@@ -271,33 +199,34 @@ func (s *Store) runBatch(batch []*groupPart) {
 	if err == nil {
 		s.groups.batches.Add(1)
 	}
-	for _, p := range batch {
+	for i, p := range batch {
+		answer := parts[i].Answer
 		switch {
 		case errors.Is(p.err, errUnheld) && (err == nil || errors.Is(err, errBatchFailed)):
 			s.groups.unheld.Add(1)
-			p.done <- groupResult{alone: true}
+			answer(groupResult{alone: true})
 		case errors.Is(err, errBatchFailed) && retryable(p.err):
-			p.done <- groupResult{alone: true} // its savepoint is gone: again, alone
+			answer(groupResult{alone: true}) // its savepoint is gone: again, alone
 		case errors.Is(err, errBatchFailed):
-			p.done <- groupResult{err: p.err}
+			answer(groupResult{err: p.err})
 		case errors.Is(err, errBatchBroken):
-			p.done <- groupResult{alone: true} // rolled back before any commit
+			answer(groupResult{alone: true}) // rolled back before any commit
 		case errors.Is(err, ErrUnavailable):
 			// Perhaps lost with the commit's answer: running the writes
 			// again could make them twice. Each caller hears it, as a
 			// write alone would have.
-			p.done <- groupResult{err: err}
+			answer(groupResult{err: err})
 		case err != nil:
-			p.done <- groupResult{alone: true}
+			answer(groupResult{alone: true})
 		case p.err != nil && retryable(p.err):
 			// A deadlock or serialisation failure rolled back to its
 			// savepoint: Write would have run it again, so it runs alone.
-			p.done <- groupResult{alone: true}
+			answer(groupResult{alone: true})
 		case p.err != nil:
-			p.done <- groupResult{err: p.err}
+			answer(groupResult{err: p.err})
 		default:
 			s.groups.parts.Add(1)
-			p.done <- groupResult{last: last, rows: p.rows}
+			answer(groupResult{last: last, rows: p.rows})
 		}
 	}
 }

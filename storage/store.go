@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hostmint/hostmint/storage/pipeline"
 	"github.com/lib/pq"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
@@ -116,7 +117,7 @@ func open(ctx context.Context, d Dialect, dsn string, readOnly bool) (*Store, er
 	if d == SQLite {
 		s.gate = make(writeGate, 1)
 	}
-	s.groups.lanes = lanesOf(d)
+	s.groups.pipe = pipeline.New(lanesOf(d), maxGroup, s.runBatch)
 	check := s.migrate
 	if readOnly {
 		check = s.checkSchema

@@ -1,0 +1,46 @@
+// Package pipeline gathers concurrent writes into batches, so that a batch
+// of N writes costs the database one commit instead of N. It knows nothing
+// of transactions: storage runs each batch (storage/group.go) and answers
+// each of its writes.
+//
+// # The contract
+//
+// What the pipeline promises its runner and its callers:
+//
+//   - Lanes, not accounts. A write is queued under a key (an account, a
+//     registration) in the lane the key hashes to. Every write of a key
+//     rides the same lane, and a lane runs one batch at a time, in the
+//     order its writes arrived: two writes of one account never run in
+//     two batches at once, and never out of order.
+//   - Batches gather while the one before runs: up to a batch's size of
+//     the writes that arrived meanwhile, of any keys of the lane.
+//   - A caller that leaves before a batch takes its write is told at once
+//     (Do's ok is false), and the write never runs. Once taken, the
+//     caller waits for the answer, however long, so that nothing the write
+//     shares with its caller is touched after the caller returned.
+//
+// What storage's runner (storage/group.go) promises on top, which is what
+// a rule may rely on when it writes through storage.WriteGrouped:
+//
+//   - Each write is its own: it runs in a savepoint of the batch's
+//     transaction, and one that fails is rolled back to it and changes
+//     nothing; the others commit. A write sees what the writes before it
+//     in its batch did, as it would have after their commits.
+//   - When the batch cannot commit (a constraint only the commit checks, a
+//     cap or a rate limit passed by the batch together, a deadlock), every
+//     write of it runs again alone, as storage.Write would have run it: one
+//     account's refusal never fails another's write. So a write's function
+//     may run twice, and must start from nothing each time.
+//   - The answer is the one the write would have had alone, under the same
+//     rules: the pipeline's differential test (dnsupdate) runs every write
+//     rule alone and batched, on SQLite and PostgreSQL, and requires the
+//     same results and the same limits.
+//   - What is exact alone stays exact in a batch by construction, not by
+//     the rule's care: an account read without its lock in a batch
+//     (storage.Queries.AccountAndPool) holds its creates only through the
+//     cap the rule gives (Tx.CapActive), which the batch's last statement
+//     checks again under the account's lock; a part that creates without
+//     either runs alone instead (storage/unlocked.go); a read made ahead
+//     for a part is used only if the parts before it changed nothing it
+//     read (storage/prefetch.go).
+package pipeline
