@@ -211,6 +211,12 @@ func accountDNSUpdates(s *server, admin *apiClient, acc string, clients, n int) 
 // timeBand runs op(0..n-1) from clients callers at once and times each
 // op that reports success; the others are counted as refused.
 func timeBand(clients, n int, op func(i int) bool) band {
+	return timeCallers(clients, n, func(_, i int) bool { return op(i) })
+}
+
+// timeCallers is timeBand that tells op which caller runs it, so that a
+// caller can keep to one account whichever ops it happens to draw.
+func timeCallers(clients, n int, op func(caller, i int) bool) band {
 	var (
 		next    atomic.Int64
 		refused atomic.Int64
@@ -219,7 +225,7 @@ func timeBand(clients, n int, op func(i int) bool) band {
 		wg      sync.WaitGroup
 	)
 	t0, busy0 := time.Now(), cpuBusy()
-	for range clients {
+	for k := range clients {
 		wg.Go(func() {
 			var ds []time.Duration
 			for {
@@ -228,7 +234,7 @@ func timeBand(clients, n int, op func(i int) bool) band {
 					break
 				}
 				t := time.Now()
-				if !op(i) {
+				if !op(k, i) {
 					refused.Add(1)
 					continue
 				}

@@ -17,6 +17,8 @@
 // inside a run: BENCH_EXTRA="pprof 127.0.0.1:6060" go run ./bench ...;
 // BENCH_HOSTNAME adds lines to their hostname blocks, to measure an
 // option: BENCH_HOSTNAME="response_rate_limit 100000000" go run ./bench ...
+//
+// With -pipeline it measures only the write pipeline (pipeline.go).
 package main
 
 import (
@@ -69,9 +71,17 @@ func main() {
 	account := flag.Int("account", 200_000, "hostnames created through the API into one account, in bands")
 	bandSize := flag.Int("band", 10_000, "creates per band of the large account")
 	bin := flag.String("bin", "bin/coredns", "the built binary (go build -o bin/coredns ./coredns-build)")
+	pipelineOnly := flag.Bool("pipeline", false, "measure only the write pipeline (API creates from 1 account × 16 clients, 16 × 1, 64 × 4; DNS UPDATE from 16 accounts' keys and from one) on each store, and print its table")
+	pipelineOps := flag.Int("pipeline-ops", 4000, "operations per band of -pipeline")
 	flag.Parse()
 	if abs, err := filepath.Abs(*bin); err == nil {
 		*bin = abs
+	}
+	if *pipelineOnly {
+		if err := pipeline(os.Stdout, *bin, *pg, *skip, *pipelineOps); err != nil {
+			log.Fatal(err)
+		}
+		return
 	}
 	if _, err := exec.LookPath("dnsperf"); err != nil {
 		log.Fatal("dnsperf is not installed: run ./scripts/test-deps.sh (or apt-get install dnsperf)")
