@@ -123,7 +123,7 @@ func (s *Service) Create(ctx context.Context, p *access.Principal, in CreateInpu
 			first = s.drawOpaque()
 		}
 		// What the write reads first, for its batch to read with the others'.
-		ctx = storage.Expect(ctx, storage.AccountInPool(p.AccountID, first, s.cfg.ACMEDNS))
+		ctx = storage.Expect(ctx, storage.ExpectAccountAndPool(p.AccountID, first, s.cfg.ACMEDNS))
 	}
 	var h *storage.Hostname
 	err = s.write(ctx, p.AccountID, func(ctx context.Context, tx *storage.Tx) error {
@@ -139,7 +139,7 @@ func (s *Service) Create(ctx context.Context, p *access.Principal, in CreateInpu
 			// The pool domain (not acme-dns registrations' domain, when it is
 			// a domain) is read with the account's lock: one round trip.
 			var st storage.LabelState
-			acct, dom, st, err = tx.LockAccountInPool(ctx, p.AccountID, label, s.cfg.ACMEDNS)
+			acct, dom, st, err = tx.AccountAndPool(ctx, p.AccountID, label, s.cfg.ACMEDNS)
 			known = &st
 		} else {
 			acct, err = tx.LockAccount(ctx, p.AccountID)
@@ -217,7 +217,7 @@ func (s *Service) Create(ctx context.Context, p *access.Principal, in CreateInpu
 // mint it for p, so a mint that follows reads nothing more.
 func (s *Service) LockLabel(ctx context.Context, tx *storage.Tx, p *access.Principal, dom *storage.Domain, label string) (*storage.Hostname, error) {
 	if s.profile.PlanGates() {
-		return tx.LockHostnameByLabelFor(ctx, dom.ID, label, p.AccountID, s.cfg.ACMEDNS)
+		return tx.HostnameForMint(ctx, dom.ID, label, p.AccountID, s.cfg.ACMEDNS)
 	}
 	return tx.LockHostnameByLabel(ctx, dom.ID, label)
 }
@@ -229,7 +229,7 @@ func (s *Service) ExpectLabel(p *access.Principal, dom *storage.Domain, label st
 	if !s.profile.PlanGates() {
 		return storage.Expected{}, false
 	}
-	return storage.HostnameByLabelFor(dom.ID, label, p.AccountID, s.cfg.ACMEDNS), true
+	return storage.ExpectHostnameForMint(dom.ID, label, p.AccountID, s.cfg.ACMEDNS), true
 }
 
 // checkPlan applies profile 1's plan gates.

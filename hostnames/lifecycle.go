@@ -207,7 +207,7 @@ func (s *core) change(ctx context.Context, p *access.Principal, id string,
 	fn func(context.Context, *storage.Tx, *storage.Hostname, *account) error) (*storage.Hostname, error) {
 	var h *storage.Hostname
 	// What the write reads first, for its batch to read with the others'.
-	ctx = storage.Expect(ctx, storage.LockedHostname(id))
+	ctx = storage.Expect(ctx, storage.ExpectLockedHostname(id))
 	err := s.write(ctx, p.AccountID, func(ctx context.Context, tx *storage.Tx) error {
 		var err error
 		if h, err = s.changeable(ctx, tx, p, id); err != nil {

@@ -10,7 +10,7 @@ import (
 
 // A name read by its label leaves what the next call reads again: the
 // hostname's row for LockHostname, or, when no hostname holds the label,
-// the account and pool domain for LockAccountInPool. On PostgreSQL that
+// the account and pool domain for AccountAndPool. On PostgreSQL that
 // call then sends nothing, unless a statement went in between; either way
 // it answers what it would have read.
 func TestLockLabelReadsAhead(t *testing.T) {
@@ -31,7 +31,7 @@ func TestLockLabelReadsAhead(t *testing.T) {
 				insertHosts(t, s, host("h-1", acct, "one", storage.StatusLive, 0, 1))
 				stmts := s.CountStatements()
 				write(t, s, func(ctx context.Context, tx *storage.Tx) error {
-					h, err := tx.LockHostnameByLabelFor(ctx, dom, c.label, acct, "")
+					h, err := tx.HostnameForMint(ctx, dom, c.label, acct, "")
 					if c.label == "free" != errors.Is(err, storage.ErrNotFound) {
 						t.Fatalf("read by label: %v", err)
 					}
@@ -47,9 +47,9 @@ func TestLockLabelReadsAhead(t *testing.T) {
 							t.Errorf("LockHostname: %+v %v, want %+v", got, err, h)
 						}
 					} else {
-						a, d, st, err := tx.LockAccountInPool(ctx, acct, c.label, "")
+						a, d, st, err := tx.AccountAndPool(ctx, acct, c.label, "")
 						if err != nil || a.ID != acct || d == nil || d.ID != dom || st.Held || st.Retired {
-							t.Errorf("LockAccountInPool: %+v %+v %+v %v", a, d, st, err)
+							t.Errorf("AccountAndPool: %+v %+v %+v %v", a, d, st, err)
 						}
 					}
 					sent := stmts.Load()

@@ -44,20 +44,20 @@ func Expect(ctx context.Context, e Expected) context.Context {
 	return context.WithValue(ctx, expectKey{}, e)
 }
 
-// AccountInPool is what LockAccountInPool(id, label, except) reads in a
+// ExpectAccountAndPool is what AccountAndPool(id, label, except) reads in a
 // batch's part.
-func AccountInPool(id, label, except string) Expected {
+func ExpectAccountAndPool(id, label, except string) Expected {
 	return Expected{key: accountInPoolKey(id, label, except), calls: accountInPoolCalls(accountByID, id, label, except, new(Account), new(poolDomainRow))}
 }
 
-// LockedHostname is what LockHostname(id) reads in a batch's part.
-func LockedHostname(id string) Expected {
+// ExpectLockedHostname is what LockHostname(id) reads in a batch's part.
+func ExpectLockedHostname(id string) Expected {
 	return Expected{key: lockHostnameKey(id), calls: []pgCall{{lockHostname, []any{id}, new(Hostname)}}}
 }
 
-// HostnameByLabelFor is what LockHostnameByLabelFor(domainID, label,
+// ExpectHostnameForMint is what HostnameForMint(domainID, label,
 // accountID, except) reads in a batch's part.
-func HostnameByLabelFor(domainID, label, accountID, except string) Expected {
+func ExpectHostnameForMint(domainID, label, accountID, except string) Expected {
 	return Expected{key: byLabelForKey(domainID, label, accountID, except),
 		calls: byLabelForCalls(accountIfFree, domainID, label, accountID, except, new(Hostname), new(Account), new(poolDomainRow))}
 }

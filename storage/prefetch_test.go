@@ -72,9 +72,9 @@ func TestPrefetchOneRoundTrip(t *testing.T) {
 			if i == 0 {
 				label = "one" // held: read so
 			}
-			expects[i] = storage.AccountInPool("acc", label, "")
+			expects[i] = storage.ExpectAccountAndPool("acc", label, "")
 			fns[i] = func(ctx context.Context, tx *storage.Tx) error {
-				a, d, st, err := tx.LockAccountInPool(ctx, "acc", label, "")
+				a, d, st, err := tx.AccountAndPool(ctx, "acc", label, "")
 				switch {
 				case err != nil:
 					return err
@@ -117,10 +117,10 @@ func TestPrefetchSeesEarlierParts(t *testing.T) {
 		prefetchFixture(t, s)
 		var byLabel, account string
 		expects := []storage.Expected{
-			storage.LockedHostname("h_one"),
-			storage.HostnameByLabelFor("dom", "one", "acc", ""),
-			storage.LockedHostname("h_two"),
-			storage.AccountInPool("acc", "three", ""),
+			storage.ExpectLockedHostname("h_one"),
+			storage.ExpectHostnameForMint("dom", "one", "acc", ""),
+			storage.ExpectLockedHostname("h_two"),
+			storage.ExpectAccountAndPool("acc", "three", ""),
 		}
 		fns := []func(ctx context.Context, tx *storage.Tx) error{
 			func(ctx context.Context, tx *storage.Tx) error { // updates h_one
@@ -133,7 +133,7 @@ func TestPrefetchSeesEarlierParts(t *testing.T) {
 				return tx.Changed(ctx, storage.KindHostname, h.ID)
 			},
 			func(ctx context.Context, tx *storage.Tx) error { // reads it by label
-				h, err := tx.LockHostnameByLabelFor(ctx, "dom", "one", "acc", "")
+				h, err := tx.HostnameForMint(ctx, "dom", "one", "acc", "")
 				if err != nil {
 					return err
 				}
@@ -152,7 +152,7 @@ func TestPrefetchSeesEarlierParts(t *testing.T) {
 				return tx.UpdateAccount(ctx, a)
 			},
 			func(ctx context.Context, tx *storage.Tx) error { // reads the account
-				a, _, _, err := tx.LockAccountInPool(ctx, "acc", "three", "")
+				a, _, _, err := tx.AccountAndPool(ctx, "acc", "three", "")
 				if err != nil {
 					return err
 				}

@@ -53,12 +53,14 @@ func (q Queries) LockAccount(ctx context.Context, id string) (*Account, error) {
 	return a, mapErr(q.db.NewSelect().Model(a).Where("id = ?", id).Scan(ctx))
 }
 
-// LockAccountInPool is LockAccount and PoolDomainFor in one round trip on
-// PostgreSQL: a [P1] create needs both before anything else, while the
-// account's other creates wait (see group.go). The domain is nil when no
-// pool domain is active. A batch's part reads the account Unlocked
-// (unlocked.go).
-func (q Queries) LockAccountInPool(ctx context.Context, id, label, except string) (*Account, *Domain, LabelState, error) {
+// AccountAndPool reads the account a [P1] create checks, and the pool
+// domain for its label (nil when no pool domain is active), in one round
+// trip on PostgreSQL. It is not named a lock because it is one only alone:
+// there it is LockAccount's, while a batch's part reads the account as
+// committed, marked Unlocked, with the batch's creates added to its count
+// (unlocked.go). Either way a create it allows is held: by the lock, or by
+// the cap the rule gives CapActive, without which the part runs alone.
+func (q Queries) AccountAndPool(ctx context.Context, id, label, except string) (*Account, *Domain, LabelState, error) {
 	if q.dialect != Postgres {
 		a, err := q.LockAccount(ctx, id)
 		if err != nil {
@@ -99,14 +101,14 @@ func (q Queries) LockAccountInPool(ctx context.Context, id, label, except string
 	return a, &row.Domain, row.state(), nil
 }
 
-// accountInPool is what LockAccountInPool reads.
+// accountInPool is what AccountAndPool reads.
 type accountInPool struct {
 	acct *Account
 	dom  *Domain
 	st   LabelState
 }
 
-// accountInPoolCalls are LockAccountInPool's statements on PostgreSQL:
+// accountInPoolCalls are AccountAndPool's statements on PostgreSQL:
 // the account by read (locked or not), the pool domain for label.
 func accountInPoolCalls(read *pgStatement, id, label, except string, a *Account, row *poolDomainRow) []pgCall {
 	return []pgCall{{read, []any{id}, a}, {poolDomainFor, []any{label, except}, row}}

@@ -85,12 +85,13 @@ func (q Queries) LockHostnameByLabel(ctx context.Context, domainID, label string
 	return h, nil
 }
 
-// LockHostnameByLabelFor is LockHostnameByLabel for a write that mints the
-// label for accountID if no hostname holds it ([P1] DNS UPDATE). On
-// PostgreSQL the same round trip then reads what the mint's
-// LockAccountInPool(accountID, label, except) reads, and leaves it for that
-// call (memo.go): in a batch's part, as that reads it (unlocked.go).
-func (q Queries) LockHostnameByLabelFor(ctx context.Context, domainID, label, accountID, except string) (*Hostname, error) {
+// HostnameForMint is LockHostnameByLabel for a write that mints the
+// label for accountID if no hostname holds it ([P1] DNS UPDATE): the
+// hostname found is locked. When none is, the same round trip on
+// PostgreSQL reads what the mint's AccountAndPool(accountID, label,
+// except) reads, as that reads it (locked alone, unlocked in a batch's
+// part: unlocked.go), and leaves it for that call (memo.go).
+func (q Queries) HostnameForMint(ctx context.Context, domainID, label, accountID, except string) (*Hostname, error) {
 	if q.dialect != Postgres || q.tx == nil {
 		return q.LockHostnameByLabel(ctx, domainID, label)
 	}
@@ -120,7 +121,7 @@ func (q Queries) LockHostnameByLabelFor(ctx context.Context, domainID, label, ac
 	return h, ErrNotFound
 }
 
-// byLabelForCalls are LockHostnameByLabelFor's statements: the hostname,
+// byLabelForCalls are HostnameForMint's statements: the hostname,
 // the account by read (locked or not) if the label is free, the pool
 // domain for the label.
 func byLabelForCalls(read *pgStatement, domainID, label, accountID, except string, h *Hostname, a *Account, row *poolDomainRow) []pgCall {

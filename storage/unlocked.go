@@ -9,13 +9,13 @@ import (
 )
 
 // A batch's account, read without its lock. On PostgreSQL the parts of a
-// batch (group.go) of one account's writes do not take the account's row
-// lock to check its cap: the lock would make the batch wait for the one
-// before it to commit, and the counter's trigger would move the row once
-// per part. Instead:
+// batch (group.go) do not take their account's row lock to check its cap:
+// the lock would make the batch wait for writes alone of the account to
+// commit, and the counter's trigger would move the row once per part.
+// Instead:
 //
-//   - a part reads the account as committed (LockAccountInPool,
-//     LockHostnameByLabelFor) and sees, added to its counter, the active
+//   - a part reads the account as committed (AccountAndPool,
+//     HostnameForMint) and sees, added to its counter, the active
 //     hostnames the parts before it created (pendingActive);
 //   - those hostnames are inserted by the batch's last statement (keepLater),
 //     so that the counter's trigger moves the row once, there;

@@ -69,7 +69,7 @@ func TestBatchAccountUnlocked(t *testing.T) {
 				wg.Go(func() {
 					label := fmt.Sprintf("p%d", i)
 					_, err := s.WriteGrouped(ctx, "account:acc", func(ctx context.Context, tx *storage.Tx) error {
-						a, _, _, err := tx.LockAccountInPool(ctx, "acc", label, "")
+						a, _, _, err := tx.AccountAndPool(ctx, "acc", label, "")
 						if err != nil {
 							return err
 						}
@@ -140,7 +140,7 @@ func TestBatchCreateWithoutCapRunsAlone(t *testing.T) {
 		prefetchFixture(t, s)
 		create := func(label string, capped bool) func(ctx context.Context, tx *storage.Tx) error {
 			return func(ctx context.Context, tx *storage.Tx) error {
-				a, _, _, err := tx.LockAccountInPool(ctx, "acc", label, "")
+				a, _, _, err := tx.AccountAndPool(ctx, "acc", label, "")
 				if err != nil {
 					return err
 				}
@@ -154,7 +154,7 @@ func TestBatchCreateWithoutCapRunsAlone(t *testing.T) {
 			}
 		}
 		before := s.PipelineStats()
-		errs := batchOf(t, s, []storage.Expected{storage.AccountInPool("acc", "c1", ""), storage.AccountInPool("acc", "c2", ""), storage.AccountInPool("acc", "u1", "")},
+		errs := batchOf(t, s, []storage.Expected{storage.ExpectAccountAndPool("acc", "c1", ""), storage.ExpectAccountAndPool("acc", "c2", ""), storage.ExpectAccountAndPool("acc", "u1", "")},
 			[]func(ctx context.Context, tx *storage.Tx) error{create("c1", true), create("c2", true), create("u1", false)})
 		for i, err := range errs {
 			if err != nil {
