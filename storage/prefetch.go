@@ -2,7 +2,14 @@ package storage
 
 import (
 	"context"
+	"fmt"
 	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/uptrace/bun"
 )
 
 // A batch's first reads in one round trip. On PostgreSQL the parts of a
@@ -23,12 +30,14 @@ import (
 // lock, and the unique index a label taken twice). What the parts before
 // write is another matter, so answers not yet taken are dropped:
 //   - all of them, once a part's rule sends or keeps a statement of its
-//     own (a read the batch did not make for it, or a write);
-//   - for a hostname's update the part puts off (sent with the next
-//     statement), those that found that hostname or an account (the
-//     counter moves with the hostname's status); for any other write put
-//     off, all of them.
-// The parts after then read for themselves.
+//     own (a read the batch did not make for it, or a write): the
+//     connection's count of statements tells (part, group.go);
+//   - for a write the part puts off (sent with the next statement), those
+//     it may change, derived from the write's model and the schema's
+//     triggers (settlePrefetched).
+// The parts after then read for themselves. A part's read is taken only
+// if the batch made the same calls for it (sameCalls): a write that
+// expects wrongly costs a round trip, never a wrong answer.
 
 // Expected is the read a grouped write will make first (Expect).
 type Expected struct {
@@ -104,43 +113,80 @@ func (t *Tx) prefetch(ctx context.Context, batch []*groupPart) error {
 	return nil
 }
 
-// settlePrefetched drops the reads the batch made that a part's writes
-// change (ws, sent with the next statement): a hostname's row, and its
-// account's counter through the trigger; any other write, all of them.
+// settlePrefetched drops the reads made ahead that a part's writes (ws,
+// sent with the next statement) may change. Which ones is derived, not
+// listed: an update changes its row, named by its model's table and
+// primary key, and the rows of the tables the schema's triggers on its
+// table write (triggered, read from the migrations); a read that found
+// any of those is dropped. An insert put off, or anything else, drops them
+// all (a read that found nothing may find it now), but for the rows kept
+// for the batch's last statement (keepLater), which no read sees before it.
 func (t *Tx) settlePrefetched(ws []laterWrite) {
 	for _, w := range ws {
 		if _, ok := w.insert.(*SeenMAC); ok {
-			continue // no read is of it
+			continue // kept: see keepLater
 		}
 		if w.update == nil {
 			t.prefetched = nil
 			return
 		}
+		table, key := rowOf(t.tx, w.update)
 		for k, r := range t.prefetched {
-			if r.reads(w.update.ID) {
+			if r.reads(t.tx, table, key) {
 				delete(t.prefetched, k)
 			}
 		}
 	}
 }
 
-// reads reports whether r read the hostname id or an account.
-func (r prefetched) reads(id string) bool {
+// reads reports whether r found the row key of table, or a row a trigger
+// on table writes.
+func (r prefetched) reads(db bun.IDB, table, key string) bool {
 	for i, c := range r.calls {
 		if !r.found[i] {
 			continue
 		}
-		switch d := c.dest.(type) {
-		case *Account:
+		t, k := rowOf(db, c.dest)
+		if t == table && k == key || slices.Contains(triggered()[table], t) {
 			return true
-		case *Hostname:
-			if d.ID == id {
-				return true
-			}
 		}
 	}
 	return false
 }
+
+// rowOf names the row v (a pointer to a model) holds: its table, and its
+// primary key's values.
+func rowOf(db bun.IDB, v any) (table, key string) {
+	t := db.Dialect().Tables().Get(reflect.TypeOf(v).Elem())
+	rv := reflect.ValueOf(v).Elem()
+	var b strings.Builder
+	for _, f := range t.PKs {
+		fmt.Fprintf(&b, "%v\x00", f.Value(rv).Interface())
+	}
+	return t.Name, b.String()
+}
+
+// triggered is, for each table, the tables its triggers write, as the
+// migrations' SQLite triggers say (each spells its body out; PostgreSQL's
+// do the same through functions).
+var triggered = sync.OnceValue(func() map[string][]string {
+	out := map[string][]string{}
+	for _, m := range migrations {
+		for _, t := range triggerRE.FindAllStringSubmatch(m.dialect[SQLite], -1) {
+			for _, w := range writesRE.FindAllStringSubmatch(t[2], -1) {
+				if !slices.Contains(out[t[1]], w[1]) {
+					out[t[1]] = append(out[t[1]], w[1])
+				}
+			}
+		}
+	}
+	return out
+})
+
+var (
+	triggerRE = regexp.MustCompile(`(?s)CREATE TRIGGER \w+ .*? ON (\w+) .*? BEGIN (.*?) END`)
+	writesRE  = regexp.MustCompile(`(?:UPDATE|INSERT INTO|DELETE FROM) (\w+)`)
+)
 
 // executeFirst is executeAll for the read a part expected (key): the
 // batch's answer to it, if the batch made the same calls for it, else a
