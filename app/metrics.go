@@ -20,6 +20,12 @@ func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
 	return promauto.NewCounterVec(prometheus.CounterOpts{Namespace: plugin.Namespace, Subsystem: "hostname", Name: name, Help: help}, labels)
 }
 
+// nodesCounter is a counter summed over the open stores.
+func nodesCounter(name, help string, f func(*node) int64) prometheus.CounterFunc {
+	return promauto.NewCounterFunc(prometheus.CounterOpts{Namespace: plugin.Namespace, Subsystem: "hostname", Name: name, Help: help},
+		func() float64 { return float64(sumOf(f)) })
+}
+
 func gaugeFunc(name, help string, f func() float64) prometheus.GaugeFunc {
 	return promauto.NewGaugeFunc(prometheus.GaugeOpts{Namespace: plugin.Namespace, Subsystem: "hostname", Name: name, Help: help}, f)
 }
@@ -101,6 +107,16 @@ var (
 	_ = promauto.NewCounterFunc(prometheus.CounterOpts{Namespace: plugin.Namespace, Subsystem: "hostname",
 		Name: "admin_token_throttled_total", Help: "Requests refused (429) because their address sent too many wrong admin tokens."},
 		func() float64 { return float64(sumOf(func(b *node) int64 { return b.guesses.Refusals() })) })
+
+	_ = nodesCounter("write_batches_total", "Batches of more than one write that the write pipeline committed in one transaction.",
+		func(b *node) int64 { return b.store.PipelineStats().Batches })
+	_ = nodesCounter("writes_batched_total", "Writes committed in those batches.",
+		func(b *node) int64 { return b.store.PipelineStats().Parts })
+	_ = nodesCounter("writes_rerun_alone_total", "Writes run again alone, each its own transaction, after their batch could not commit "+
+		"(a cap or a rate limit passed by the batch together, a label taken twice, a deadlock).",
+		func(b *node) int64 { return b.store.PipelineStats().Alone })
+	_ = nodesCounter("writes_unheld_total", "Of those, creates whose rule held no cap in a batch (CapActive): right, but slower; a bug to report. Stays 0.",
+		func(b *node) int64 { return b.store.PipelineStats().Unheld })
 
 	expiriesRecorded = promauto.NewCounter(prometheus.CounterOpts{Namespace: plugin.Namespace, Subsystem: "hostname",
 		Name: "expiries_recorded_total", Help: "[P1] Idle expiries this node recorded as changes, so that secondaries delete the names."})
