@@ -143,8 +143,11 @@ func (u *Updater) apply(ctx context.Context, p *access.Principal, zone string, r
 	return u.unapplied(ctx, seen, out)
 }
 
-// expect is the read r's first name makes (readAll), when a batch of the
-// account's writes can make it with its other parts' (storage.Expect).
+// expect is the read r's first name makes (readAll, which reads the names
+// in sortedNames' order), when a batch can make it with its other parts'
+// (storage.Expect). It needs no care to stay right: a part takes the
+// batch's answer only if it makes the very same calls (storage compares
+// them), so an expect that drifted from readAll costs a round trip.
 func (u *Updater) expect(p *access.Principal, dom *storage.Domain, r *dns.Msg) (storage.Expected, bool) {
 	z := &zoneState{u: u, dom: dom}
 	for _, name := range z.sortedNames(r) {
