@@ -73,12 +73,13 @@ func main() {
 	bin := flag.String("bin", "bin/coredns", "the built binary (go build -o bin/coredns ./coredns-build)")
 	pipelineOnly := flag.Bool("pipeline", false, "measure only the write pipeline (API creates from 1 account × 16 clients, 16 × 1, 64 × 4; DNS UPDATE from 16 accounts' keys and from one) on each store, and print its table")
 	pipelineOps := flag.Int("pipeline-ops", 4000, "operations per band of -pipeline")
+	pgProfiled := flag.Bool("pg-profile", false, "with -pipeline: profile PostgreSQL's one-account and 16-accounts bands (pg_stat_statements, if the server loads it, and CPU by process)")
 	flag.Parse()
 	if abs, err := filepath.Abs(*bin); err == nil {
 		*bin = abs
 	}
 	if *pipelineOnly {
-		if err := pipeline(os.Stdout, *bin, *pg, *skip, *pipelineOps); err != nil {
+		if err := pipeline(os.Stdout, *bin, *pg, *skip, *pipelineOps, *pgProfiled); err != nil {
 			log.Fatal(err)
 		}
 		return

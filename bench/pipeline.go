@@ -25,12 +25,13 @@ type pipelineRun struct {
 	dnsMints, dnsRepoints   band // DNS UPDATE, a key per account
 	oneMints, oneRepoints   band // DNS UPDATE, one key of one account
 	ops                     int
+	profiles                map[string]*pgProfile // PostgreSQL's bands, by name (-pg-profile)
 }
 
 // pipeline measures the write pipeline on each store not skipped and
 // prints the table: whether writes of many accounts batch together as
 // well as one busy account's do.
-func pipeline(w io.Writer, bin, pg, skip string, ops int) error {
+func pipeline(w io.Writer, bin, pg, skip string, ops int, profiled bool) error {
 	if ops < pipelineClients {
 		return fmt.Errorf("-pipeline-ops: %d is fewer than the %d clients", ops, pipelineClients)
 	}
@@ -43,7 +44,7 @@ func pipeline(w io.Writer, bin, pg, skip string, ops int) error {
 		if err != nil {
 			return err
 		}
-		run, err := pipelineStore(bin, dir, d, pg, ops)
+		run, err := pipelineStore(bin, dir, d, pg, ops, profiled && d == storage.Postgres)
 		os.RemoveAll(dir)
 		if err != nil {
 			return fmt.Errorf("pipeline, %s: %w", d, err)
@@ -55,8 +56,23 @@ func pipeline(w io.Writer, bin, pg, skip string, ops int) error {
 }
 
 // pipelineStore runs every band on one server on a fresh store of d.
-func pipelineStore(bin, dir string, d storage.Dialect, pg string, ops int) (pipelineRun, error) {
-	run := pipelineRun{dialect: d, ops: ops}
+func pipelineStore(bin, dir string, d storage.Dialect, pg string, ops int, profiled bool) (pipelineRun, error) {
+	run := pipelineRun{dialect: d, ops: ops, profiles: map[string]*pgProfile{}}
+	// profile runs band as it is, profiled when asked.
+	profile := func(name string, band func() error) error {
+		if !profiled {
+			return band()
+		}
+		end, err := startPGProfile(pg)
+		if err != nil {
+			return err
+		}
+		if err := band(); err != nil {
+			return err
+		}
+		run.profiles[name], err = end(ops)
+		return err
+	}
 	if err := writeKey(dir); err != nil {
 		return run, err
 	}
@@ -88,9 +104,17 @@ func pipelineStore(bin, dir string, d storage.Dialect, pg string, ops int) (pipe
 	}
 	// Each band its own addresses, so that none of its creates meets an
 	// earlier band's name.
-	run.one, _ = createBand(c, pipelineClients, 0, ops)
+	if err := profile("1 account × 16 clients", func() error {
+		run.one, _ = createBand(c, pipelineClients, 0, ops)
+		return nil
+	}); err != nil {
+		return run, err
+	}
 	logBand(d, "1 account × 16 clients", run.one)
-	if run.spread16, err = accountsBand(s, admin, 16, 1, ops, ops); err != nil {
+	if err := profile("16 accounts × 1 client", func() (err error) {
+		run.spread16, err = accountsBand(s, admin, 16, 1, ops, ops)
+		return err
+	}); err != nil {
 		return run, err
 	}
 	logBand(d, "16 accounts × 1 client", run.spread16)
@@ -184,4 +208,11 @@ func printPipeline(w io.Writer, runs []pipelineRun) {
 			r.dnsMints.create.perSecond/r.oneMints.create.perSecond, r.dnsRepoints.create.perSecond/r.oneRepoints.create.perSecond)
 	}
 	fmt.Fprintf(w, "\n%d operations a band, one server per store, profile 1\n", runs[0].ops)
+	for _, r := range runs {
+		for _, name := range []string{"1 account × 16 clients", "16 accounts × 1 client"} {
+			if p := r.profiles[name]; p != nil {
+				p.print(w, fmt.Sprintf("%s, %s", r.dialect, name))
+			}
+		}
+	}
 }
