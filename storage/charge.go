@@ -54,7 +54,7 @@ ON CONFLICT (account_id, kind) DO UPDATE SET tat = %s(rate_buckets.tat + ?, excl
 func (t *Tx) checkCharges() error {
 	for _, c := range t.charges {
 		if c.tat > c.limit {
-			return c.refuse(c.tat - c.limit)
+			return &accountRefusal{account: c.accountID, err: c.refuse(c.tat - c.limit)}
 		}
 	}
 	t.charges = nil
@@ -86,5 +86,5 @@ func (t *Tx) overdrawn(err error) error {
 	if _, serr := fmt.Sscanf(pe.Detail, "%d %d", &i, &over); serr != nil || i < 0 || i >= len(t.charges) {
 		return err
 	}
-	return t.charges[i].refuse(over)
+	return &accountRefusal{account: t.charges[i].accountID, err: t.charges[i].refuse(over)}
 }

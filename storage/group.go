@@ -49,6 +49,7 @@ type groups struct {
 
 // groupPart is a write in the pipeline, and what it came to in its batch.
 type groupPart struct {
+	key  string          // whose writes take turns: an account's id, for most
 	ctx  context.Context // the caller's
 	fn   func(ctx context.Context, tx *Tx) error
 	err  error   // the part's own error in the batch's transaction
@@ -75,7 +76,7 @@ func (s *Store) WriteGrouped(ctx context.Context, key string, fn func(ctx contex
 	if ctx.Value(joinKey{}) != nil || ctx.Value(aloneKey{}) != nil {
 		return s.Write(ctx, fn)
 	}
-	r, ok := s.groups.pipe.Do(ctx, key, &groupPart{ctx: ctx, fn: fn})
+	r, ok := s.groups.pipe.Do(ctx, key, &groupPart{key: key, ctx: ctx, fn: fn})
 	if !ok { // never run: the caller is told at once
 		return 0, fmt.Errorf("%w: %v", ErrUnavailable, ctx.Err())
 	}
@@ -199,6 +200,15 @@ func (s *Store) runBatch(parts []*pipeline.Part[*groupPart, groupResult]) {
 	if err == nil {
 		s.groups.batches.Add(1)
 	}
+	if theirs, rest := refusedFor(err, parts); len(theirs) > 0 && len(rest) > 0 {
+		// One account's writes passed its limits together: they run alone,
+		// where each meets its limit as it would have, and the rest again.
+		for _, p := range theirs {
+			p.Answer(groupResult{alone: true})
+		}
+		s.runBatch(rest)
+		return
+	}
 	for i, p := range batch {
 		answer := parts[i].Answer
 		switch {
@@ -229,6 +239,23 @@ func (s *Store) runBatch(parts []*pipeline.Part[*groupPart, groupResult]) {
 			answer(groupResult{last: last, rows: p.rows})
 		}
 	}
+}
+
+// refusedFor splits a batch refused for one account's sake (err) into
+// that account's writes and the rest; none, if it was not so refused.
+func refusedFor(err error, parts []*pipeline.Part[*groupPart, groupResult]) (theirs, rest []*pipeline.Part[*groupPart, groupResult]) {
+	var ar *accountRefusal
+	if !errors.As(err, &ar) {
+		return nil, nil
+	}
+	for _, p := range parts {
+		if p.Write.key == ar.account {
+			theirs = append(theirs, p)
+		} else {
+			rest = append(rest, p)
+		}
+	}
+	return theirs, rest
 }
 
 // errBatchBroken rolls back a batch whose transaction a part left unusable.

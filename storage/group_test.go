@@ -177,3 +177,71 @@ func TestWriteGroupedPartsHold(t *testing.T) {
 		}
 	})
 }
+
+// A batch whose writes of one account overdraw its rate limit together is
+// not run alone whole: that account's writes run alone, each meeting the
+// limit as it would have, and the other accounts' commit again as a batch.
+func TestWriteGroupedOverdrawnAccountAlone(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *storage.Store) {
+		errOver := errors.New("over the limit")
+		const (
+			mine   = 4 // the limited account's writes: two fit its bucket
+			others = 6 // other accounts', unlimited
+		)
+		if _, err := s.Write(t.Context(), func(ctx context.Context, tx *storage.Tx) error {
+			return tx.InsertAccount(ctx, &storage.Account{ID: "limited", Name: "x", Plan: "free", CreatedAt: 1})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		// One key holds the lane while the others queue behind it, so
+		// that they all meet in the next batch.
+		release, held := make(chan struct{}), make(chan struct{})
+		go s.WriteGrouped(t.Context(), "limited", func(ctx context.Context, tx *storage.Tx) error {
+			close(held)
+			<-release
+			return nil
+		})
+		<-held
+		before := s.PipelineStats()
+		var wg sync.WaitGroup
+		errs := make([]error, mine+others)
+		for i := range mine + others {
+			key := "limited"
+			if i >= mine {
+				key = fmt.Sprintf("other%d", i) // their lanes may differ: then they batch apart
+			}
+			wg.Go(func() {
+				_, errs[i] = s.WriteGrouped(t.Context(), key, func(ctx context.Context, tx *storage.Tx) error {
+					if key == "limited" {
+						tx.ChargeLater("limited", "test", 1000, 10, 1020, func(int64) error { return errOver })
+					}
+					a := &storage.Account{ID: fmt.Sprintf("a%02d", i), Name: "x", Plan: "free", CreatedAt: 1}
+					tx.InsertLater(storage.KindAccount, a.ID, a)
+					return tx.Changed(ctx, storage.KindAccount, a.ID)
+				})
+			})
+			time.Sleep(5 * time.Millisecond)
+		}
+		close(release)
+		wg.Wait()
+		over := 0
+		for i, err := range errs {
+			switch {
+			case i < mine && errors.Is(err, errOver):
+				over++
+			case err != nil:
+				t.Errorf("write %d: %v", i, err)
+			}
+		}
+		if over != mine-2 {
+			t.Errorf("%d of the limited account's %d writes refused, want %d", over, mine, mine-2)
+		}
+		after := s.PipelineStats()
+		if alone := after.Alone - before.Alone; alone > mine {
+			t.Errorf("%d writes ran alone, want at most the limited account's %d", alone, mine)
+		}
+		if after.Parts-before.Parts < 2 {
+			t.Errorf("%d writes committed in batches, want the other accounts' (%+v)", after.Parts-before.Parts, after)
+		}
+	})
+}

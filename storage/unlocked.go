@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/lib/pq"
 )
@@ -45,10 +46,24 @@ const cappedCode = "HM409"
 func capped(err error) error {
 	var pe *pq.Error
 	if errors.As(err, &pe) && pe.Code == cappedCode {
-		return fmt.Errorf("%w (%s)", errCapPassed, pe.Detail)
+		account, _, _ := strings.Cut(pe.Detail, " ") // "<account> <held> + <adding> > <cap>"
+		return &accountRefusal{account: account, err: fmt.Errorf("%w (%s)", errCapPassed, pe.Detail)}
 	}
 	return err
 }
+
+// accountRefusal is a transaction's last statement refusing it for one
+// account's sake: a cap its creates passed, or a rate limit its writes
+// overdrew, together. A batch so refused runs that account's writes
+// alone, and the others again as a batch (group.go): one account at its
+// limits does not make every other account's writes run alone.
+type accountRefusal struct {
+	account string
+	err     error
+}
+
+func (e *accountRefusal) Error() string { return e.err.Error() }
+func (e *accountRefusal) Unwrap() error { return e.err }
 
 // unlocked reports whether the transaction reads accounts without their
 // lock: it runs a batch's parts on PostgreSQL.
