@@ -36,9 +36,11 @@ fuzz: test-deps
 # creates spread over 16 accounts in the same run (the machine's rate then). Then, in a
 # second table, the peers on the same names: Knot and PowerDNS (gpgsql)
 # unsigned and signed, and the file plugin, each with Hostmint's figure over
-# theirs (BENCH_FLAGS="-skip peers" leaves them out; "-skip dns,pg,update,account"
-# runs them alone). About 30 minutes and more; SIZES=10000
-# BENCH_FLAGS="-skip account" for a quick look.
+# theirs (BENCH_FLAGS="-skip peers" leaves them out; "-skip dns,pg,update,account,pipeline"
+# runs them alone). Last, the write pipeline's table: one account x 16 clients,
+# 16 accounts x 1, 64 x 4 and DNS UPDATE, on both stores (BENCH_FLAGS="-pipeline"
+# runs it alone). About 30 minutes and more; SIZES=10000
+# BENCH_FLAGS="-skip account,pipeline" for a quick look.
 SIZES ?= 10000,100000,1000000
 bench: build test-deps
 	$(GO) run ./bench -sizes $(SIZES) $(BENCH_FLAGS)

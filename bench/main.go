@@ -66,14 +66,14 @@ func main() {
 	ops := flag.Int("ops", 4000, "hostnames created (then updated) by the API clients")
 	updates := flag.Int("updates", 1000, "updates timed from node A to node B")
 	pg := flag.String("pg", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "PostgreSQL server (a database on it is created and dropped per size)")
-	skip := flag.String("skip", "", "parts to leave out: dns (SQLite start-up and dnsperf), pg (PostgreSQL start-up, API, propagation), update (DNS UPDATE on both stores), account (the large account), sqlite or postgres (its store), million (its 1 000 000th name), peers (Knot, PowerDNS)")
+	skip := flag.String("skip", "", "parts to leave out: dns (SQLite start-up and dnsperf), pg (PostgreSQL start-up, API, propagation), update (DNS UPDATE on both stores), account (the large account), pipeline (the write pipeline's table), sqlite or postgres (its store), million (its 1 000 000th name), peers (Knot, PowerDNS)")
 	knotWorkers := flag.Int("knot-udp-workers", 2, "Knot's udp-workers")
 	account := flag.Int("account", 200_000, "hostnames created through the API into one account, in bands")
 	bandSize := flag.Int("band", 10_000, "creates per band of the large account")
 	bin := flag.String("bin", "bin/coredns", "the built binary (go build -o bin/coredns ./coredns-build)")
-	pipelineOnly := flag.Bool("pipeline", false, "measure only the write pipeline (API creates from 1 account × 16 clients, 16 × 1, 64 × 4; DNS UPDATE from 16 accounts' keys and from one) on each store, and print its table")
+	pipelineOnly := flag.Bool("pipeline", false, "measure only the write pipeline, which a full run measures last (API creates from 1 account × 16 clients, 16 × 1, 64 × 4; DNS UPDATE from 16 accounts' keys and from one) on each store, and print its table")
 	pipelineOps := flag.Int("pipeline-ops", 4000, "operations per band of -pipeline")
-	pgProfiled := flag.Bool("pg-profile", false, "with -pipeline: profile PostgreSQL's one-account and 16-accounts bands (pg_stat_statements, if the server loads it, and CPU by process)")
+	pgProfiled := flag.Bool("pg-profile", false, "profile PostgreSQL's one-account and 16-accounts bands (pg_stat_statements, if the server loads it, and CPU by process)")
 	flag.Parse()
 	if abs, err := filepath.Abs(*bin); err == nil {
 		*bin = abs
@@ -132,6 +132,11 @@ func main() {
 			printPeersTable(os.Stdout, rs, *clients, *ops, markdown)
 		}
 		printAccountTable(os.Stdout, runs, *clients, markdown)
+	}
+	if !strings.Contains(*skip, "pipeline") {
+		if err := pipeline(os.Stdout, *bin, *pg, *skip, *pipelineOps, *pgProfiled); err != nil {
+			log.Fatal(err)
+		}
 	}
 }
 
