@@ -20,8 +20,8 @@ import (
 // that arrive for it wait, and then run together, each in a savepoint of
 // one transaction, so that a batch of N costs one commit, not N. The lane
 // is not the account: every account's writes ride one of a few lanes
-// (lanesOf), an account always the same one, so that a service with many
-// accounts batches as well as one busy account does. Each write keeps its
+// (lanesOf), an account's in one lane while it has any in flight, so that
+// a service with many accounts batches as well as one busy account does. Each write keeps its
 // own answer: one that fails is rolled back to its savepoint and changes
 // nothing; the others commit. If the batch's transaction cannot commit (a
 // constraint only the commit checks, a cap or a rate limit the batch passes
@@ -342,10 +342,10 @@ func runPart(p *groupPart, ctx context.Context, t *Tx) (err error) {
 // lanesOf is how many batches run at once on d. SQLite takes one writer at
 // a time: one lane gathers the most writes a commit. On PostgreSQL a batch
 // is a run of round trips on one connection, during which the server's
-// other cores would idle: two lanes kept two cores busy here, where one
-// made 64 accounts' creates 15-35 % slower and four made 16 accounts'
-// 20 % slower (BenchmarkCreateAccounts, docs/performance.md). Bigger
-// machines get a lane for every two cores.
+// other core would idle: a second lane, which writes reach only when the
+// first's next batch is full, made 64 accounts' creates 15-35 % faster
+// here (BenchmarkCreateAccounts, docs/performance.md). Bigger machines
+// get a lane for every two cores.
 func lanesOf(d Dialect) int {
 	if d == SQLite {
 		return 1

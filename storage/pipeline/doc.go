@@ -8,12 +8,16 @@
 // What the pipeline promises its runner and its callers:
 //
 //   - Lanes, not accounts. A write is queued under a key (an account, a
-//     registration) in the lane the key hashes to. Every write of a key
-//     rides the same lane, and a lane runs one batch at a time, in the
-//     order its writes arrived: two writes of one account never run in
-//     two batches at once, and never out of order.
+//     registration) in one of a few lanes, each of which runs one batch
+//     at a time, in the order its writes arrived. While a key has a write
+//     queued or running, its next writes join the same lane: two writes
+//     of one account never run in two batches at once, and never out of
+//     order. A key with none goes to the first lane with room in its next
+//     batch, so that writes fill a batch before they open another (a
+//     commit costs the same however many writes it holds), and spill to
+//     the next lane only when one batch cannot hold them.
 //   - Batches gather while the one before runs: up to a batch's size of
-//     the writes that arrived meanwhile, of any keys of the lane.
+//     the writes that arrived meanwhile, of any keys.
 //   - A caller that leaves before a batch takes its write is told at once
 //     (Do's ok is false), and the write never runs. Once taken, the
 //     caller waits for the answer, however long, so that nothing the write

@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"hash/fnv"
 	"sync"
 )
 
@@ -13,6 +12,14 @@ type Pipeline[W, R any] struct {
 	run   func(batch []*Part[W, R])
 	mu    sync.Mutex
 	lanes []lane[W, R]
+	keys  map[string]*inFlight[W, R] // the keys with a write queued or running
+}
+
+// inFlight is a key's lane while it has writes queued or running, and how
+// many.
+type inFlight[W, R any] struct {
+	lane *lane[W, R]
+	n    int
 }
 
 // lane is one lane's writes waiting for the batch after the one running
@@ -42,20 +49,44 @@ func (p *Part[W, R]) Answer(r R) { p.done <- r }
 // New is a pipeline of lanes lanes whose batches hold up to size writes
 // and are run by run, one batch of a lane after the other.
 func New[W, R any](lanes, size int, run func(batch []*Part[W, R])) *Pipeline[W, R] {
-	return &Pipeline[W, R]{max: max(size, 1), run: run, lanes: make([]lane[W, R], max(lanes, 1))}
+	return &Pipeline[W, R]{max: max(size, 1), run: run, lanes: make([]lane[W, R], max(lanes, 1)), keys: map[string]*inFlight[W, R]{}}
 }
 
 // Lanes is how many lanes the pipeline has.
 func (p *Pipeline[W, R]) Lanes() int { return len(p.lanes) }
 
-// lane is key's lane: the same for every write of key.
-func (p *Pipeline[W, R]) lane(key string) *lane[W, R] {
-	if len(p.lanes) == 1 {
-		return &p.lanes[0]
+// enter is key's lane for one more write: the lane of its writes queued
+// or running, so that they keep their order; else the first lane with
+// room in its next batch, so that writes fill one batch before they open
+// another (a batch's commit costs the same however many it holds); else
+// the lane with the fewest waiting.
+func (p *Pipeline[W, R]) enter(key string) *lane[W, R] {
+	f := p.keys[key]
+	if f == nil {
+		f = &inFlight[W, R]{lane: &p.lanes[0]}
+		for i := range p.lanes {
+			l := &p.lanes[i]
+			if len(l.waiting) < p.max {
+				f.lane = l
+				break
+			}
+			if len(l.waiting) < len(f.lane.waiting) {
+				f.lane = l
+			}
+		}
+		p.keys[key] = f
 	}
-	h := fnv.New32a()
-	h.Write([]byte(key))
-	return &p.lanes[h.Sum32()%uint32(len(p.lanes))]
+	f.n++
+	return f.lane
+}
+
+// leave ends one of key's writes (under p.mu).
+func (p *Pipeline[W, R]) leave(key string) {
+	if f := p.keys[key]; f != nil {
+		if f.n--; f.n == 0 {
+			delete(p.keys, key)
+		}
+	}
 }
 
 // Do queues w in key's lane and waits for its answer. ok is false when ctx
@@ -63,13 +94,18 @@ func (p *Pipeline[W, R]) lane(key string) *lane[W, R] {
 func (p *Pipeline[W, R]) Do(ctx context.Context, key string, w W) (r R, ok bool) {
 	part := &Part[W, R]{Ctx: ctx, Write: w, done: make(chan R, 1)}
 	p.mu.Lock()
-	l := p.lane(key)
+	l := p.enter(key)
 	l.waiting = append(l.waiting, part)
 	if !l.running {
 		l.running = true
 		go p.drain(l)
 	}
 	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		p.leave(key)
+		p.mu.Unlock()
+	}()
 	select {
 	case r = <-part.done:
 		return r, true

@@ -9,26 +9,30 @@ import (
 	"time"
 )
 
-// Writes of one key run in the order they came, never two batches of a
-// lane at once, in batches no larger than the size; every write is
-// answered once.
+// Writes of one key run in the order they came, never in two batches at
+// once, in batches no larger than the size; every write is answered once.
 func TestLanesKeepOrder(t *testing.T) {
 	for _, lanes := range []int{1, 2, 4} {
 		t.Run(fmt.Sprint(lanes), func(t *testing.T) {
 			var (
 				mu      sync.Mutex
 				ran     = map[string][]int{}
-				running = map[*lane[[2]int, int]]bool{}
+				running = map[string]bool{}
 				largest int
 			)
-			var p *Pipeline[[2]int, int]
-			p = New(lanes, 5, func(batch []*Part[[2]int, int]) {
-				l := p.lane(fmt.Sprint(batch[0].Write[0]))
+			p := New(lanes, 5, func(batch []*Part[[2]int, int]) {
 				mu.Lock()
-				if running[l] {
-					t.Error("two batches of one lane at once")
+				keys := map[string]bool{}
+				for _, part := range batch {
+					keys[fmt.Sprint(part.Write[0])] = true
 				}
-				running[l], largest = true, max(largest, len(batch))
+				for k := range keys {
+					if running[k] {
+						t.Errorf("key %s in two batches at once", k)
+					}
+					running[k] = true
+				}
+				largest = max(largest, len(batch))
 				mu.Unlock()
 				time.Sleep(time.Millisecond)
 				mu.Lock()
@@ -36,7 +40,9 @@ func TestLanesKeepOrder(t *testing.T) {
 					k := fmt.Sprint(part.Write[0])
 					ran[k] = append(ran[k], part.Write[1])
 				}
-				running[l] = false
+				for k := range keys {
+					running[k] = false
+				}
 				mu.Unlock()
 				for _, part := range batch {
 					part.Answer(part.Write[1])
@@ -45,7 +51,12 @@ func TestLanesKeepOrder(t *testing.T) {
 			const keys, each = 8, 20
 			var wg sync.WaitGroup
 			for k := range keys {
-				wg.Go(func() { // one caller a key: its writes in order
+				wg.Go(func() { // two callers a key: the first's writes in order
+					for i := range each {
+						p.Do(context.Background(), fmt.Sprint(k), [2]int{k, 1000 + i})
+					}
+				})
+				wg.Go(func() {
 					for i := range each {
 						if r, ok := p.Do(context.Background(), fmt.Sprint(k), [2]int{k, i}); !ok || r != i {
 							t.Errorf("key %d write %d answered %d, %v", k, i, r, ok)
@@ -55,12 +66,16 @@ func TestLanesKeepOrder(t *testing.T) {
 			}
 			wg.Wait()
 			for k := range keys {
-				if got := ran[fmt.Sprint(k)]; !slices.IsSorted(got) || len(got) != each {
+				got := slices.DeleteFunc(ran[fmt.Sprint(k)], func(i int) bool { return i >= 1000 })
+				if !slices.IsSorted(got) || len(got) != each {
 					t.Errorf("key %d ran %v", k, got)
 				}
 			}
 			if largest > 5 {
 				t.Errorf("a batch of %d, over the size 5", largest)
+			}
+			if len(p.keys) != 0 {
+				t.Errorf("%d keys left in flight", len(p.keys))
 			}
 		})
 	}
@@ -119,5 +134,40 @@ func TestCallerLeaves(t *testing.T) {
 	}
 	if !slices.Equal(ran, []string{"first", "third"}) {
 		t.Errorf("ran %v, want first and third", ran)
+	}
+}
+
+// A lane fills its next batch before another lane opens: callers fewer
+// than a batch's size share one lane's batches, more spill to the next.
+func TestLanesFillInTurn(t *testing.T) {
+	var (
+		mu      sync.Mutex
+		largest int
+	)
+	release := make(chan struct{})
+	p := New(2, 4, func(batch []*Part[int, int]) {
+		<-release
+		mu.Lock()
+		largest = max(largest, len(batch))
+		mu.Unlock()
+		for _, part := range batch {
+			part.Answer(0)
+		}
+	})
+	var wg sync.WaitGroup
+	for k := range 10 { // one running in each lane, then 4 waiting in each
+		wg.Go(func() { p.Do(context.Background(), fmt.Sprint(k), k) })
+		time.Sleep(2 * time.Millisecond)
+	}
+	p.mu.Lock()
+	waiting := []int{len(p.lanes[0].waiting), len(p.lanes[1].waiting)}
+	p.mu.Unlock()
+	close(release)
+	wg.Wait()
+	if waiting[0] != 4 || waiting[1] != 4 {
+		t.Errorf("lanes waiting %v, want [4 4]: the first filled, then the second", waiting)
+	}
+	if largest != 4 {
+		t.Errorf("largest batch %d, want 4", largest)
 	}
 }
