@@ -23,7 +23,7 @@ var layers = []struct {
 	name     string
 	packages []string
 }{
-	{"foundations", []string{"profile", "apierror", "addrclass", "apikey", "labels", "seal", "nsprobe", "storage", "storage/storagetest"}},
+	{"foundations", []string{"profile", "apierror", "addrclass", "apikey", "labels", "seal", "nsprobe", "storage/pipeline", "storage/pgwire", "storage", "storage/storagetest"}},
 	{"rules", []string{"access", "plans", "audit", "ratelimit", "records", "served", "domains", "certs", "targets", "diagnose", "accounts", "hostnames", "idempotency"}},
 	{"doors", []string{"httperr", "adminapi", "dashboard", "dnsupdate", "acmedns"}},
 	{"wiring", []string{"app"}},

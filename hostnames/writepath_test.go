@@ -58,7 +58,7 @@ func (f *fixture) create(tb testing.TB, i int) *storage.Hostname {
 // The statements one create and one update send, BEGIN and COMMIT
 // included: each is a round trip to PostgreSQL, where BEGIN and the
 // repoint's UPDATE go with the statement after them, and COMMIT with the
-// statement before it (storage/pgconn.go), and are not counted. A change
+// statement before it (storage/pgwire), and are not counted. A change
 // that adds one should have to say why here.
 func TestWriteRoundTrips(t *testing.T) {
 	t.Parallel()

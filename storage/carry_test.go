@@ -9,7 +9,7 @@ import (
 	"github.com/hostmint/hostmint/storage"
 )
 
-// A write's last statement carries its COMMIT on PostgreSQL (pgconn.go).
+// A write's last statement carries its COMMIT on PostgreSQL (storage/pgwire).
 // Whatever fails, that statement, its rate limit's check or the COMMIT
 // after it, the write fails as it would alone, nothing of it stays, and
 // the store goes on writing.

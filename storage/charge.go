@@ -27,7 +27,7 @@ type charge struct {
 // overdrawn: the transaction is refused with refuse's error, given by how
 // many ms, and rolls back, the charge with it. On PostgreSQL that check
 // runs in the statement too (hostmint_overdrawn), so that the statement
-// can carry the COMMIT (pgconn.go). Actions of one account and kind in a
+// can carry the COMMIT (storage/pgwire). Actions of one account and kind in a
 // transaction are charged together, against the first limit given.
 func (t *Tx) ChargeLater(accountID, kind string, now, interval, limit int64, refuse func(over int64) error) {
 	for i := range t.charges {

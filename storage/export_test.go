@@ -3,6 +3,8 @@ package storage
 import (
 	"context"
 	"fmt"
+
+	"github.com/hostmint/hostmint/storage/pgwire"
 )
 
 // Exec runs a statement (bun's ? placeholders) so tests can write rows the
@@ -85,9 +87,9 @@ func (t *Tx) Flush(ctx context.Context) error { return t.flush(ctx, false) }
 func (s *Store) Batches() int64 { return s.groups.batches.Load() }
 
 // ExecWithNext runs q (no arguments) in t marked to go with the next
-// statement (pgconn.go).
+// statement (storage/pgwire).
 func (t *Tx) ExecWithNext(ctx context.Context, q string) error {
-	_, err := t.tx.ExecContext(ctx, withNext(q))
+	_, err := t.tx.ExecContext(ctx, pgwire.WithNext(q))
 	return mapErr(err)
 }
 

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 
+	"github.com/hostmint/hostmint/storage/pgwire"
 	"github.com/lib/pq"
 	"github.com/uptrace/bun"
 )
@@ -54,11 +55,11 @@ func (t *Tx) insertLater(ctx context.Context) error {
 }
 
 // writeLater is insertLater, its statements sent with the next one when
-// next is set (pgconn.go).
+// next is set (storage/pgwire).
 func (t *Tx) writeLater(ctx context.Context, next bool) error {
 	comment := ""
 	if next {
-		ctx, comment = t.withNextCtx(ctx), withNextComment
+		ctx, comment = t.withNextCtx(ctx), pgwire.WithNextComment
 	}
 	for _, w := range t.later {
 		var err error
@@ -80,7 +81,7 @@ func (t *Tx) writeLater(ctx context.Context, next bool) error {
 // entry under ctx, once per transaction) and its charges (ChargeLater),
 // whose checks then run. On PostgreSQL they are one statement, so a write
 // pays one round trip for all of them; when commit is set (the write is
-// done) it carries the COMMIT too, where the connection can (pgconn.go).
+// done) it carries the COMMIT too, where the connection can (storage/pgwire).
 func (t *Tx) flush(ctx context.Context, commit bool) error {
 	var (
 		parts      []bun.Query
@@ -155,7 +156,7 @@ func (t *Tx) flush(ctx context.Context, commit bool) error {
 	for i := range t.charges {
 		parts = append(parts, t.chargeQuery(&t.charges[i]))
 	}
-	carry := commit && t.pg != nil && t.pg.tx != nil
+	carry := commit && t.pg != nil && t.pg.CanCarry()
 	switch {
 	case len(parts) == 0 && len(capExprs) == 0:
 		return nil

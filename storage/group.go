@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hostmint/hostmint/storage/pgwire"
 	"github.com/hostmint/hostmint/storage/pipeline"
 )
 
@@ -275,8 +276,8 @@ var errBatchBroken = errors.New("storage: the batch's transaction broke")
 // transaction itself failed (its savepoint could not be set or restored).
 func (t *Tx) part(ctx context.Context, p *groupPart, i int) (err, broken error) {
 	sp := fmt.Sprintf("part%d", i)
-	// Sent with the part's first statement (pgconn.go): a round trip less.
-	if _, err := t.tx.ExecContext(t.withNextCtx(ctx), withNext("SAVEPOINT "+sp)); err != nil {
+	// Sent with the part's first statement (storage/pgwire): a round trip less.
+	if _, err := t.tx.ExecContext(t.withNextCtx(ctx), pgwire.WithNext("SAVEPOINT "+sp)); err != nil {
 		return nil, err
 	}
 	pctx, cancel := context.WithDeadline(context.WithoutCancel(p.ctx), deadline(ctx))
@@ -285,7 +286,7 @@ func (t *Tx) part(ctx context.Context, p *groupPart, i int) (err, broken error) 
 	t.created, t.touched, t.noAudit = "", "", false
 	var sent uint64
 	if t.pg != nil {
-		sent = t.pg.sent
+		sent = t.pg.Sent()
 	}
 	t.held.caps, t.held.created = nil, nil
 	err = runPart(p, pctx, t)
@@ -294,11 +295,11 @@ func (t *Tx) part(ctx context.Context, p *groupPart, i int) (err, broken error) 
 			err = fmt.Errorf("%w (account %s)", errUnheld, id)
 		}
 	}
-	if t.prefetched != nil && t.pg.sent != sent {
+	if t.prefetched != nil && t.pg.Sent() != sent {
 		t.prefetched = nil // it read or wrote for itself (prefetch.go)
 	}
 	if err == nil { // new hostnames wait for the last statement (unlocked.go), the rest is
-		t.keepLater() // sent with the next part's first statement (pgconn.go)
+		t.keepLater() // sent with the next part's first statement (storage/pgwire)
 		t.settlePrefetched(t.later)
 		err = t.writeLater(pctx, true)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hostmint/hostmint/storage/pgwire"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
 )
@@ -13,10 +14,10 @@ import (
 // does not change what a running node's prepared statement returns.
 func TestLockHostnameColumns(t *testing.T) {
 	db := bun.NewDB(nil, pgdialect.New())
-	if q := lockHostname.build(db); strings.Contains(q, "*") || !strings.Contains(q, `"hostname"."cert_expires_at"`) || !strings.Contains(q, "account_suspended_at") {
+	if q := lockHostname.Build(db); strings.Contains(q, "*") || !strings.Contains(q, `"hostname"."cert_expires_at"`) || !strings.Contains(q, "account_suspended_at") {
 		t.Errorf("lock_hostname: %s", q)
 	}
-	if q := lockHostnameByLabel.build(db); strings.Contains(q, "*") || !strings.Contains(q, `"hostname"."cert_expires_at"`) || !strings.Contains(q, "FOR UPDATE") {
+	if q := lockHostnameByLabel.Build(db); strings.Contains(q, "*") || !strings.Contains(q, `"hostname"."cert_expires_at"`) || !strings.Contains(q, "FOR UPDATE") {
 		t.Errorf("lock_hostname_by_label: %s", q)
 	}
 }
@@ -28,10 +29,10 @@ func TestLockHostnameColumns(t *testing.T) {
 func TestPreparedStatusLiteral(t *testing.T) {
 	db := bun.NewDB(nil, pgdialect.New())
 	status := regexp.MustCompile(`status"? *(<>|=|!=) *\$[0-9]`)
-	for _, s := range pgStatements {
-		q := s.build(db)
+	for _, s := range pgwire.Statements() {
+		q := s.Build(db)
 		if i := strings.Index(q, "WHERE"); i >= 0 && status.MatchString(q[i:]) { // not an UPDATE's SET
-			t.Errorf("%s compares a status with a parameter: %s", s.name, q)
+			t.Errorf("%s compares a status with a parameter: %s", s.Name(), q)
 		}
 	}
 }

@@ -18,7 +18,7 @@ type memo struct {
 // remember leaves v as what key reads, on PostgreSQL.
 func (t *Tx) remember(key string, v any) {
 	if t.pg != nil {
-		t.memo = memo{key: key, sent: t.pg.sent, val: v}
+		t.memo = memo{key: key, sent: t.pg.Sent(), val: v}
 	}
 }
 
@@ -27,7 +27,7 @@ func (t *Tx) remember(key string, v any) {
 func (t *Tx) recall(key string) (any, bool) {
 	m := t.memo
 	t.memo = memo{}
-	if t.pg == nil || m.key != key || m.sent != t.pg.sent {
+	if t.pg == nil || m.key != key || m.sent != t.pg.Sent() {
 		return nil, false
 	}
 	return m.val, true

@@ -329,7 +329,7 @@ CREATE INDEX acme_registrations_served ON acme_registrations (txt_at) WHERE txt_
 CREATE INDEX rate_events_at ON rate_events (at)`, map[Dialect]string{
 		Postgres: `ALTER TABLE acme_registrations SET (vacuum_truncate = false)`,
 	}},
-	// A write's last statement carries its COMMIT on PostgreSQL (pgconn.go),
+	// A write's last statement carries its COMMIT on PostgreSQL (storage/pgwire),
 	// so the rate limits it charges there are checked in that statement:
 	// this refuses the transaction for an overdrawn bucket, saying which
 	// charge and by how many ms (charge.go). SQLite checks in Go.

@@ -2,105 +2,29 @@ package storage
 
 import (
 	"context"
-	"database/sql/driver"
 	"reflect"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 
+	"github.com/hostmint/hostmint/storage/pgwire"
 	"github.com/uptrace/bun"
 )
 
-// On PostgreSQL the write path's hottest statements are prepared: parsed,
-// analysed and planned once per connection instead of on every call. Sent
-// as text, with values inlined the way bun writes them, parsing and
-// planning were 38 % of the database's CPU under a stream of creates, more
-// than running the statements. SQLite needs none of this (an in-process
-// library, its statements cost microseconds), so there the same methods
-// run their bun queries.
-//
-// They are SQL-level prepared statements (PREPARE when a connection opens,
-// EXECUTE name(args) after), not the protocol's: they live and die with
-// the session, so the pool keeps no per-connection state, nothing is sent
-// to close them, and a connection the server dropped is replaced by one
-// that prepares them again.
-
-// pgStatement is one prepared statement. Its text is built by bun with
-// $n placeholders where the values go, so it names the model's columns the
-// way the rest of the store does.
-type pgStatement struct {
-	name  string
-	build func(db *bun.DB) string
-	once  sync.Once
-	text  string // the statement
-	call  string // "EXECUTE name(?, ...)", one ? a placeholder
-}
-
-// pgStatements are every statement newPGStatement made: each connection
-// prepares them all when it opens.
-var pgStatements []*pgStatement
-
-func newPGStatement(name string, build func(db *bun.DB) string) *pgStatement {
-	s := &pgStatement{name: "hostmint_" + name, build: build}
-	pgStatements = append(pgStatements, s)
-	return s
-}
-
-var placeholder = regexp.MustCompile(`\$([0-9]+)`)
-
-// prepareAll is the one query that prepares every statement. A store
-// calls it before it runs any of them.
-func prepareAll(db *bun.DB) string {
-	var b strings.Builder
-	for _, s := range pgStatements {
-		s.once.Do(func() {
-			s.text = s.build(db)
-			n := 0
-			for _, m := range placeholder.FindAllStringSubmatch(s.text, -1) {
-				k, _ := strconv.Atoi(m[1])
-				n = max(n, k)
-			}
-			s.call = "EXECUTE " + s.name + "(" + strings.TrimSuffix(strings.Repeat("?, ", n), ", ") + ")"
-		})
-		b.WriteString("PREPARE " + s.name + " AS " + s.text + ";\n")
-	}
-	return b.String()
-}
-
-// preparing opens connections that prepare the statements, once the
-// schema they name exists (arm).
-type preparing struct {
-	driver.Connector
-	text atomic.Pointer[string]
-}
-
-func (c *preparing) Connect(ctx context.Context) (driver.Conn, error) {
-	sock := &dialed{}
-	conn, err := c.Connector.Connect(context.WithValue(ctx, dialed{}, sock))
-	if err != nil {
-		return nil, err
-	}
-	if text := c.text.Load(); text != nil {
-		if _, err := conn.(driver.ExecerContext).ExecContext(ctx, *text, nil); err != nil {
-			conn.Close()
-			return nil, err
-		}
-	}
-	return wrapPQ(conn, sock.c), nil
-}
+// On PostgreSQL the write path's hottest statements are prepared once per
+// connection (pgwire.NewStatement, which says why); SQLite needs none of
+// it (an in-process library, its statements cost microseconds), so there
+// the same methods run their bun queries.
 
 // execute is the call of s with args, to be run or scanned like any bun
 // query (and counted like one).
-func (q Queries) execute(s *pgStatement, args ...any) *bun.RawQuery {
-	return q.db.NewRaw(s.call, args...)
+func (q Queries) execute(s *pgwire.Statement, args ...any) *bun.RawQuery {
+	return q.db.NewRaw(s.Call(), args...)
 }
 
 // pgCall is one prepared statement of executeAll: its arguments and where
 // its row goes.
 type pgCall struct {
-	s    *pgStatement
+	s    *pgwire.Statement
 	args []any
 	dest any
 }
@@ -115,7 +39,7 @@ func (q Queries) executeAll(ctx context.Context, calls ...pgCall) (found []bool,
 		args []any
 	)
 	for _, c := range calls {
-		text = append(text, c.s.call)
+		text = append(text, c.s.Call())
 		args = append(args, c.args...)
 	}
 	found = make([]bool, len(calls))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/hostmint/hostmint/storage/pgwire"
 	"github.com/uptrace/bun"
 )
 
@@ -110,7 +111,7 @@ type accountInPool struct {
 
 // accountInPoolCalls are AccountAndPool's statements on PostgreSQL:
 // the account by read (locked or not), the pool domain for label.
-func accountInPoolCalls(read *pgStatement, id, label, except string, a *Account, row *poolDomainRow) []pgCall {
+func accountInPoolCalls(read *pgwire.Statement, id, label, except string, a *Account, row *poolDomainRow) []pgCall {
 	return []pgCall{{read, []any{id}, a}, {poolDomainFor, []any{label, except}, row}}
 }
 
@@ -119,17 +120,17 @@ func accountInPoolKey(id, label, except string) string {
 }
 
 var (
-	accountByID = newPGStatement("account", func(db *bun.DB) string {
+	accountByID = pgwire.NewStatement("account", func(db *bun.DB) string {
 		return db.NewSelect().Model((*Account)(nil)).Where("id = $1").String()
 	})
-	lockAccount = newPGStatement("lock_account", func(db *bun.DB) string {
+	lockAccount = pgwire.NewStatement("lock_account", func(db *bun.DB) string {
 		return db.NewSelect().Model((*Account)(nil)).Where("id = $1").For("UPDATE").String()
 	})
 	// lock_account_if_free without the lock, for a batch's part (unlocked.go).
-	accountIfFree = newPGStatement("account_if_free", func(db *bun.DB) string {
+	accountIfFree = pgwire.NewStatement("account_if_free", func(db *bun.DB) string {
 		return ifFree(db).String()
 	})
-	lockAccountIfFree = newPGStatement("lock_account_if_free", func(db *bun.DB) string {
+	lockAccountIfFree = pgwire.NewStatement("lock_account_if_free", func(db *bun.DB) string {
 		return ifFree(db).For("UPDATE").String()
 	})
 )

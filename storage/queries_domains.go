@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 
+	"github.com/hostmint/hostmint/storage/pgwire"
 	"github.com/uptrace/bun"
 )
 
@@ -82,7 +83,7 @@ func poolDomainQuery(db bun.IDB, row *poolDomainRow, label, except any) *bun.Sel
 		OrderExpr("domain.created_at, domain.name").Limit(1)
 }
 
-var poolDomainFor = newPGStatement("pool_domain_for", func(db *bun.DB) string {
+var poolDomainFor = pgwire.NewStatement("pool_domain_for", func(db *bun.DB) string {
 	return poolDomainQuery(db, (*poolDomainRow)(nil), bun.Safe("$1"), bun.Safe("$2")).String()
 })
 

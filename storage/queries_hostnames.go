@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 
+	"github.com/hostmint/hostmint/storage/pgwire"
 	"github.com/uptrace/bun"
 )
 
@@ -63,7 +64,7 @@ func withAccountAccess(sel *bun.SelectQuery) *bun.SelectQuery {
 		Join("JOIN accounts AS a ON a.id = hostname.account_id")
 }
 
-var lockHostname = newPGStatement("lock_hostname", func(db *bun.DB) string {
+var lockHostname = pgwire.NewStatement("lock_hostname", func(db *bun.DB) string {
 	return withAccountAccess(db.NewSelect().Model((*Hostname)(nil))).Where("hostname.id = $1").For("UPDATE OF hostname").String()
 })
 
@@ -124,7 +125,7 @@ func (q Queries) HostnameForMint(ctx context.Context, domainID, label, accountID
 // byLabelForCalls are HostnameForMint's statements: the hostname,
 // the account by read (locked or not) if the label is free, the pool
 // domain for the label.
-func byLabelForCalls(read *pgStatement, domainID, label, accountID, except string, h *Hostname, a *Account, row *poolDomainRow) []pgCall {
+func byLabelForCalls(read *pgwire.Statement, domainID, label, accountID, except string, h *Hostname, a *Account, row *poolDomainRow) []pgCall {
 	return []pgCall{
 		{lockHostnameByLabel, []any{domainID, label}, h},
 		{read, []any{accountID, domainID, label}, a},
@@ -143,7 +144,7 @@ func lockHostnameKey(id string) string { return "lock_hostname\x00" + id }
 // written out, not a parameter: a plan made for any status could not use
 // the label's partial index (status <> 'released') and would scan the
 // table, so PostgreSQL planned the statement again on every call.
-var lockHostnameByLabel = newPGStatement("lock_hostname_by_label", func(db *bun.DB) string {
+var lockHostnameByLabel = pgwire.NewStatement("lock_hostname_by_label", func(db *bun.DB) string {
 	return byLabel(db.NewSelect().Model((*Hostname)(nil)), bun.Safe("$1"), bun.Safe("$2")).For("UPDATE OF hostname").String()
 })
 
@@ -185,12 +186,12 @@ func (q Queries) UpdateHostname(ctx context.Context, h *Hostname) error {
 }
 
 // updateHostname is UpdateHostname, sent with the next statement when next
-// is set (pgconn.go).
+// is set (storage/pgwire).
 func (q Queries) updateHostname(ctx context.Context, h *Hostname, next bool) error {
 	if q.dialect == Postgres {
-		call := updateHostname.call
+		call := updateHostname.Call()
 		if next {
-			call = withNext(call)
+			call = pgwire.WithNext(call)
 		}
 		_, err := q.db.NewRaw(call, rowArgs(q.db, h)...).Exec(ctx)
 		return err
@@ -199,7 +200,7 @@ func (q Queries) updateHostname(ctx context.Context, h *Hostname, next bool) err
 	return err
 }
 
-var updateHostname = newPGStatement("update_hostname", func(db *bun.DB) string {
+var updateHostname = pgwire.NewStatement("update_hostname", func(db *bun.DB) string {
 	q := db.NewUpdate().Model((*Hostname)(nil))
 	return setAll(db, q, (*Hostname)(nil)).Where("id = $1").String()
 })

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/hostmint/hostmint/storage/pgwire"
 	"github.com/uptrace/bun"
 )
 
@@ -14,7 +15,7 @@ import (
 // benchmark or a test holds a write path to. The NOTIFY that announces
 // commits is left out: one goroutine sends it after the fact, one for any
 // number of commits that land while the previous one is in flight. So are,
-// on PostgreSQL, the statements that go with the next one (pgconn.go),
+// on PostgreSQL, the statements that go with the next one (storage/pgwire),
 // a read-write transaction's BEGIN among them (other transactions' BEGIN
 // is a round trip of its own there, and not counted either), and a
 // write's COMMIT, which goes with its last statement.
@@ -59,10 +60,10 @@ func (c *statementCounter) AfterQuery(ctx context.Context, e *bun.QueryEvent) {
 }
 
 // carried tells a COMMIT that went with the transaction's last statement
-// (pgconn.go): bun reports it when the transaction ends.
+// (storage/pgwire): bun reports it when the transaction ends.
 func carried(ctx context.Context, e *bun.QueryEvent) bool {
-	o, _ := ctx.Value(connOf{}).(*connOf)
-	return e.Query == "COMMIT" && o != nil && o.committed
+	o := pgwire.BegunOf(ctx)
+	return e.Query == "COMMIT" && o != nil && o.Committed
 }
 
 // uncounted marks the context of a statement no caller waits for.

@@ -17,11 +17,10 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/hostmint/hostmint/storage/pgwire"
 	"github.com/hostmint/hostmint/storage/pipeline"
-	"github.com/lib/pq"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
 	"github.com/uptrace/bun/dialect/sqlitedialect"
@@ -76,9 +75,8 @@ func OpenReadOnly(ctx context.Context, d Dialect, dsn string) (*Store, error) {
 
 func open(ctx context.Context, d Dialect, dsn string, readOnly bool) (*Store, error) {
 	var (
-		db    *bun.DB
-		prep  *preparing
-		stall = new(atomic.Int64)
+		db   *bun.DB
+		prep *pgwire.Connector
 	)
 	switch d {
 	case SQLite:
@@ -94,12 +92,10 @@ func open(ctx context.Context, d Dialect, dsn string, readOnly bool) (*Store, er
 		sqldb.SetMaxOpenConns(8)
 		db = bun.NewDB(sqldb, sqlitedialect.New())
 	case Postgres:
-		conn, err := pq.NewConnector(dsn)
-		if err != nil {
+		var err error
+		if prep, err = pgwire.NewConnector(dsn); err != nil {
 			return nil, fmt.Errorf("storage: %w", err)
 		}
-		conn.Dialer(stallDialer{timeout: stall})
-		prep = &preparing{Connector: conn}
 		sqldb := sql.OpenDB(prep)
 		// Every connection may stay open: one closed after a burst is a
 		// new PostgreSQL backend (a fork, authentication, cold caches) for
@@ -127,12 +123,10 @@ func open(ctx context.Context, d Dialect, dsn string, readOnly bool) (*Store, er
 		return nil, fmt.Errorf("storage: %w", mapErr(err))
 	}
 	if d == Postgres {
-		stall.Store(int64(stallTimeout))
-		// From now on every connection prepares the hot statements (see
-		// prepared.go); those opened for the migrations close, as they
-		// have not.
-		text := prepareAll(db)
-		prep.text.Store(&text)
+		// From now on reads give up on a silent server, and every
+		// connection prepares the hot statements; those opened for the
+		// migrations close, as they have not.
+		prep.Ready(db)
 		db.DB.SetMaxIdleConns(0)
 		db.DB.SetMaxIdleConns(maxConns)
 		if !readOnly {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/hostmint/hostmint/storage/pgwire"
 	"github.com/uptrace/bun"
 )
 
@@ -29,7 +30,7 @@ type Tx struct {
 	noAudit    bool            // see NoAudit
 	audited    []int64         // the audit rows this transaction wrote
 	joined     bool            // WriteAll's: its parts are several rule calls
-	pg         *pgConn         // its connection on PostgreSQL (pgconn.go), else nil
+	pg         *pgwire.Conn    // its connection on PostgreSQL, else nil
 	memo       memo            // see remember
 	// A batch's parts on PostgreSQL read accounts without their lock, and
 	// keep their new hostnames for the last statement (unlocked.go).
@@ -118,9 +119,9 @@ func (s *Store) Write(ctx context.Context, fn func(ctx context.Context, tx *Tx) 
 // runTx is one attempt at fn's transaction.
 func (s *Store) runTx(ctx context.Context, fn func(ctx context.Context, tx *Tx) error) (*Tx, error) {
 	var t *Tx
-	conn := &connOf{}
-	err := s.db.RunInTx(context.WithValue(ctx, connOf{}, conn), nil, func(ctx context.Context, btx bun.Tx) error {
-		t = &Tx{tx: btx, pg: conn.c}
+	ctx, begun := pgwire.Learn(ctx)
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, btx bun.Tx) error {
+		t = &Tx{tx: btx, pg: begun.Conn}
 		t.Queries = Queries{db: btx, dialect: s.dialect, tx: t}
 		if err := fn(ctx, t); err != nil {
 			return err

@@ -1,4 +1,4 @@
-package storage
+package pgwire
 
 import (
 	"context"
@@ -7,11 +7,9 @@ import (
 	"errors"
 	"io"
 	"strings"
-
-	"github.com/uptrace/bun"
 )
 
-// A grouped write's savepoint (group.go) costs PostgreSQL nothing to run
+// A grouped write's savepoint (storage/group.go) costs PostgreSQL nothing to run
 // but a round trip to send: on two cores under load, 0.1-0.2 ms of a
 // create part's 0.8, all of them spent in turn while the account's other
 // writes wait. So it travels with the part's first statement instead, in
@@ -25,14 +23,14 @@ import (
 // statement, or with the batch's flush. An insert that fails there fails
 // that statement, and the next part's savepoint is then missing, so its
 // rollback fails and the batch is rolled back and each write runs alone
-// (group.go): never answered for a part whose insert did not happen.
+// (storage/group.go): never answered for a part whose insert did not happen.
 //
-// pgConn is a lib/pq connection that holds such statements back. A
-// statement sent with withNext's mark is kept, not sent, and goes in
+// Conn is a lib/pq connection that holds such statements back. A
+// statement sent with WithNext's mark is kept, not sent, and goes in
 // front of the next statement sent on the same connection, or before
 // COMMIT; a rollback drops it.
 //
-// A write's last statement, its flush (flush.go), carries the COMMIT the
+// A write's last statement, its flush (storage/flush.go), carries the COMMIT the
 // same way, in one simple query ("… SELECT …; COMMIT"): a round trip less
 // for every write, and for every batch of grouped ones, which otherwise
 // waits for it with its account's next batch behind. Nothing is left to
@@ -43,25 +41,16 @@ import (
 // and there is nothing to roll back. The command tag lib/pq read last
 // tells the two apart.
 
-// withNextComment, as a bun query's comment, marks it to go with the next
+// WithNextComment, as a bun query's comment, marks it to go with the next
 // statement on its connection (on PostgreSQL; elsewhere it is a comment
 // and the statement runs at once).
-const withNextComment = "hostmint: with the next statement"
+const WithNextComment = "hostmint: with the next statement"
 
 // withNextMark is how the mark starts a statement.
-const withNextMark = "/* " + withNextComment + " */ "
+const withNextMark = "/* " + WithNextComment + " */ "
 
-// withNext is stmt marked to go with the next statement.
-func withNext(stmt string) string { return withNextMark + stmt }
-
-// withNextCtx is ctx for a statement marked withNext: on PostgreSQL it is
-// no round trip, so CountStatements leaves it out.
-func (t *Tx) withNextCtx(ctx context.Context) context.Context {
-	if t.dialect != Postgres {
-		return ctx
-	}
-	return context.WithValue(ctx, uncounted{}, true)
-}
+// WithNext is stmt marked to go with the next statement.
+func WithNext(stmt string) string { return withNextMark + stmt }
 
 // pqConn is what lib/pq's connection is; a driver that is not all of it
 // is left as it is (marked statements then run at once).
@@ -77,13 +66,14 @@ type pqConn interface {
 	driver.NamedValueChecker
 }
 
-type pgConn struct {
+// Conn is a lib/pq connection that holds statements back (see above).
+type Conn struct {
 	pqConn
 	kept      string     // statements to send before the next one, each ending "; "
 	beginKept bool       // kept starts with the transaction's BEGIN
 	sent      uint64     // statements sent or kept so far (see Tx.remember)
 	sock      *stallConn // its socket, if known
-	tx        *connOf
+	tx        *Begun
 	// ending: a query carried the transaction's COMMIT (commitRows); over:
 	// the COMMIT ran, so there is no transaction left to end; failed: what
 	// the query or its COMMIT answered instead of success.
@@ -91,24 +81,52 @@ type pgConn struct {
 	failed       error
 }
 
-// connOf, in the context a transaction begins with, learns its connection.
-// committed: a query carried its COMMIT (CountStatements then leaves out
-// the COMMIT bun reports).
-type connOf struct {
-	c         *pgConn
-	committed bool
+// Begun, in the context a transaction begins with (Learn), learns its
+// connection. Committed: a query carried its COMMIT (a count of
+// statements then leaves out the COMMIT bun reports).
+type Begun struct {
+	Conn      *Conn
+	Committed bool
+}
+
+type begunKey struct{}
+
+// Learn is ctx for a transaction to begin with, and what it learns.
+func Learn(ctx context.Context) (context.Context, *Begun) {
+	b := &Begun{}
+	return context.WithValue(ctx, begunKey{}, b), b
+}
+
+// BegunOf is what the transaction of ctx learnt (Learn), or nil.
+func BegunOf(ctx context.Context) *Begun {
+	b, _ := ctx.Value(begunKey{}).(*Begun)
+	return b
 }
 
 // commitAfter, in a query's context, asks for the transaction's COMMIT to
 // go with it.
 type commitAfter struct{}
 
+// CarryCommit is ctx for a transaction's last query, which then carries
+// its COMMIT where the connection can (Conn.CanCarry).
+func CarryCommit(ctx context.Context) context.Context {
+	return context.WithValue(ctx, commitAfter{}, true)
+}
+
+// Sent is how many statements were sent or kept on the connection so far:
+// a caller that notes it can tell whether any went since.
+func (c *Conn) Sent() uint64 { return c.sent }
+
+// CanCarry reports whether the connection's transaction began here, and
+// so may carry its COMMIT with its last query (CarryCommit).
+func (c *Conn) CanCarry() bool { return c.tx != nil }
+
 // begin starts a read-write transaction with the server's isolation level.
 const begin = "BEGIN READ WRITE; "
 
 func wrapPQ(c driver.Conn, sock *stallConn) driver.Conn {
 	if pc, ok := c.(pqConn); ok {
-		return &pgConn{pqConn: pc, sock: sock}
+		return &Conn{pqConn: pc, sock: sock}
 	}
 	return c
 }
@@ -116,7 +134,7 @@ func wrapPQ(c driver.Conn, sock *stallConn) driver.Conn {
 // with is q with the kept statements in front of it, or, when q has
 // arguments (the extended protocol takes one statement), q after they
 // were sent alone.
-func (c *pgConn) with(ctx context.Context, q string, args []driver.NamedValue) (string, error) {
+func (c *Conn) with(ctx context.Context, q string, args []driver.NamedValue) (string, error) {
 	if len(args) > 0 || c.kept == "" {
 		return q, c.sendKept(ctx)
 	}
@@ -125,7 +143,7 @@ func (c *pgConn) with(ctx context.Context, q string, args []driver.NamedValue) (
 }
 
 // sendKept sends the kept statements alone, if any.
-func (c *pgConn) sendKept(ctx context.Context) error {
+func (c *Conn) sendKept(ctx context.Context) error {
 	if c.kept == "" {
 		return nil
 	}
@@ -135,7 +153,7 @@ func (c *pgConn) sendKept(ctx context.Context) error {
 	return err
 }
 
-func (c *pgConn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
+func (c *Conn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
 	c.sent++
 	if len(args) == 0 && strings.HasPrefix(q, withNextMark) {
 		c.kept += strings.TrimPrefix(q, withNextMark) + "; "
@@ -148,7 +166,7 @@ func (c *pgConn) ExecContext(ctx context.Context, q string, args []driver.NamedV
 	return c.pqConn.ExecContext(ctx, q, args)
 }
 
-func (c *pgConn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
+func (c *Conn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
 	c.sent++
 	q, err := c.with(ctx, q, args)
 	if err != nil {
@@ -157,7 +175,7 @@ func (c *pgConn) QueryContext(ctx context.Context, q string, args []driver.Named
 	if ctx.Value(commitAfter{}) == nil || len(args) > 0 || c.tx == nil {
 		return c.pqConn.QueryContext(ctx, q, args)
 	}
-	c.ending, c.over, c.failed, c.tx.committed = true, false, nil, true
+	c.ending, c.over, c.failed, c.tx.Committed = true, false, nil, true
 	rows, err := c.pqConn.QueryContext(ctx, q+"; COMMIT", nil)
 	if err != nil {
 		// The error came before the query's rows, so not from the COMMIT
@@ -171,7 +189,7 @@ func (c *pgConn) QueryContext(ctx context.Context, q string, args []driver.Named
 // the end they tell their connection whether the COMMIT ran.
 type commitRows struct {
 	driver.Rows
-	c *pgConn
+	c *Conn
 }
 
 func (r *commitRows) Next(dest []driver.Value) error {
@@ -211,9 +229,9 @@ func (r *commitRows) ended(err error) {
 
 // errRolledBack is a carried COMMIT's answer in a transaction that had
 // failed: PostgreSQL rolls it back instead.
-var errRolledBack = errors.New("storage: the transaction was rolled back at its commit")
+var errRolledBack = errors.New("pgwire: the transaction was rolled back at its commit")
 
-func (c *pgConn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error) {
+func (c *Conn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error) {
 	c.sent++
 	if err := c.sendKept(ctx); err != nil {
 		return nil, err
@@ -226,11 +244,11 @@ func (c *pgConn) PrepareContext(ctx context.Context, q string) (driver.Stmt, err
 // learns that the transaction began from the server's answer to it, as it
 // does for its own BEGIN.) A transaction with other options, or on a
 // connection that is not lib/pq's, begins at once.
-func (c *pgConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+func (c *Conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
 	c.kept, c.beginKept, c.tx, c.ending, c.over = "", false, nil, false, false
-	o, _ := ctx.Value(connOf{}).(*connOf)
+	o := BegunOf(ctx)
 	if o != nil {
-		o.c = c
+		o.Conn = c
 	}
 	if tx, ok := c.pqConn.(driver.Tx); ok && opts.Isolation == driver.IsolationLevel(sql.LevelDefault) && !opts.ReadOnly {
 		// A BEGIN sent at once finds a pooled connection that died while
@@ -252,7 +270,7 @@ func (c *pgConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx,
 	return pgTx{c: c, Tx: tx}, nil
 }
 
-func (c *pgConn) ResetSession(ctx context.Context) error {
+func (c *Conn) ResetSession(ctx context.Context) error {
 	c.kept, c.beginKept, c.tx, c.ending, c.over = "", false, nil, false, false
 	return c.pqConn.ResetSession(ctx)
 }
@@ -261,7 +279,7 @@ func (c *pgConn) ResetSession(ctx context.Context) error {
 // when it rolls back. A transaction whose BEGIN was never sent has nothing
 // on the server to end.
 type pgTx struct {
-	c *pgConn
+	c *Conn
 	driver.Tx
 }
 
@@ -291,34 +309,4 @@ func (t pgTx) Rollback() error {
 		return nil
 	}
 	return t.Tx.Rollback()
-}
-
-// scanRow scans q's one row into dest, with the transaction's COMMIT
-// carried by q when commit is set. Then every error of the query and of
-// its COMMIT is read before it returns: the caller's success says the
-// transaction committed.
-func (t *Tx) scanRow(ctx context.Context, q *bun.SelectQuery, commit bool, dest ...any) error {
-	if !commit {
-		return q.Scan(ctx, dest...)
-	}
-	rows, err := t.tx.QueryContext(context.WithValue(ctx, commitAfter{}, true), q.String())
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	if !rows.Next() {
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		return sql.ErrNoRows
-	}
-	if err := rows.Scan(dest...); err != nil {
-		return err
-	}
-	for rows.Next() { // none: to the end of the query, its COMMIT's answer
-	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	return rows.Close()
 }

@@ -1,4 +1,4 @@
-package storage
+package pgwire
 
 import (
 	"context"
@@ -7,14 +7,14 @@ import (
 	"time"
 )
 
-// stallTimeout bounds how long a PostgreSQL connection may wait for the
+// StallTimeout bounds how long a PostgreSQL connection may wait for the
 // server's next bytes once the store is open. lib/pq answers a cancelled
 // context by asking the server to cancel the statement and then waits for
 // the reply as long as it takes, so a database that goes silent (a frozen
 // host, a path that drops packets) would hang every request for good. No
 // statement of the service waits this long for its answer; migrations,
 // which may, run before it applies.
-const stallTimeout = 5 * time.Second
+const StallTimeout = 5 * time.Second
 
 // stallDialer makes lib/pq connections whose reads give up after the
 // dialer's timeout (none while it is 0).

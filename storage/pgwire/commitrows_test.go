@@ -1,4 +1,4 @@
-package storage
+package pgwire
 
 import (
 	"database/sql/driver"
@@ -38,7 +38,7 @@ func TestCommitRowsEnded(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.tag, func(t *testing.T) {
-			conn := &pgConn{}
+			conn := &Conn{}
 			r := &commitRows{Rows: taggedRows{tag: c.tag, err: c.err}, c: conn}
 			if err := r.Next(nil); err != c.err {
 				t.Fatalf("next: %v", err)

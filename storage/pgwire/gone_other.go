@@ -1,6 +1,6 @@
 //go:build !unix
 
-package storage
+package pgwire
 
 // gone cannot look without reading here: a dead pooled connection is found
 // by the statement that uses it.
