@@ -47,21 +47,11 @@ type accountRun struct {
 // server, and times one more band across the millionth.
 func largeAccount(bin, dir string, d storage.Dialect, pg string, clients, total, bandSize int, million bool) (accountRun, error) {
 	run := accountRun{dialect: d}
-	if err := writeKey(dir); err != nil {
+	dsn, drop, err := freshStore(dir, d, pg, "account")
+	if err != nil {
 		return run, err
 	}
-	dsn := filepath.Join(dir, "account.db")
-	if d == storage.Postgres {
-		url, drop, err := pgDatabase(pg, "hostmint_bench_account")
-		if err != nil {
-			return run, err
-		}
-		defer drop()
-		dsn = url
-	}
-	if err := seed(d, dsn, 1); err != nil { // the domain, and the name start waits for
-		return run, err
-	}
+	defer drop()
 	corefile := func(dp, ap int, dir string) string { return hostnameCorefile(dp, ap, dir, string(d), dsn) }
 	s, err := start(bin, dir, corefile)
 	if err != nil {
@@ -123,6 +113,27 @@ func largeAccount(bin, dir string, d storage.Dialect, pg string, clients, total,
 	log.Printf("large account, %s: %d -> %d names: %.0f creates/s, p99 %s, %d refused", d, run.million.from, run.million.to,
 		run.million.create.perSecond, run.million.create.p99, run.million.refused)
 	return run, nil
+}
+
+// freshStore is a new store of d for a server in dir, named name: the
+// certificate key, the database (a file in dir, or on the server pg) and
+// what start waits for. drop removes a PostgreSQL database.
+func freshStore(dir string, d storage.Dialect, pg, name string) (dsn string, drop func(), err error) {
+	drop = func() {}
+	if err := writeKey(dir); err != nil {
+		return "", drop, err
+	}
+	dsn = filepath.Join(dir, name+".db")
+	if d == storage.Postgres {
+		if dsn, drop, err = pgDatabase(pg, "hostmint_bench_"+name); err != nil {
+			return "", func() {}, err
+		}
+	}
+	if err := seed(d, dsn, 1); err != nil { // the domain, and the name start waits for
+		drop()
+		return "", func() {}, err
+	}
+	return dsn, drop, nil
 }
 
 // newAccountID is newAccount that also returns the account's id.

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/hostmint/hostmint/storage"
@@ -73,21 +72,11 @@ func pipelineStore(bin, dir string, d storage.Dialect, pg string, ops int, profi
 		run.profiles[name], err = end(ops)
 		return err
 	}
-	if err := writeKey(dir); err != nil {
+	dsn, drop, err := freshStore(dir, d, pg, "pipeline")
+	if err != nil {
 		return run, err
 	}
-	dsn := filepath.Join(dir, "pipeline.db")
-	if d == storage.Postgres {
-		url, drop, err := pgDatabase(pg, "hostmint_bench_pipeline")
-		if err != nil {
-			return run, err
-		}
-		defer drop()
-		dsn = url
-	}
-	if err := seed(d, dsn, 1); err != nil { // the domain, and the name start waits for
-		return run, err
-	}
+	defer drop()
 	s, err := start(bin, dir, func(dp, ap int, dir string) string { return hostnameCorefile(dp, ap, dir, string(d), dsn) })
 	if err != nil {
 		return run, err
