@@ -67,9 +67,10 @@ type groupResult struct {
 // errBatchFailed rolls back a batch none of whose writes succeeded.
 var errBatchFailed = errors.New("storage: every write of the batch failed")
 
-// WriteGrouped is Write for writes that take turns on one row, named by
-// key: they are committed in batches (see above). Inside WriteAll it is
-// that transaction's part, as Write is.
+// WriteGrouped is Write through the write pipeline (see above): key names
+// the writes that take turns (an account's), which keep their order. The
+// answer is the one Write would have given (package pipeline's contract).
+// Inside WriteAll it is that transaction's part, as Write is.
 func (s *Store) WriteGrouped(ctx context.Context, key string, fn func(ctx context.Context, tx *Tx) error) (int64, error) {
 	if s.readOnly {
 		return 0, ErrReadOnly
