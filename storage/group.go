@@ -75,8 +75,11 @@ func (s *Store) WriteGrouped(ctx context.Context, key string, fn func(ctx contex
 	if s.readOnly {
 		return 0, ErrReadOnly
 	}
-	if ctx.Value(joinKey{}) != nil || ctx.Value(aloneKey{}) != nil {
+	if ctx.Value(joinKey{}) != nil {
 		return s.Write(ctx, fn)
+	}
+	if ctx.Value(aloneKey{}) != nil {
+		return s.Write(ctx, alone(key, fn))
 	}
 	r, ok := s.groups.pipe.Do(ctx, key, &groupPart{key: key, ctx: ctx, fn: fn})
 	if !ok { // never run: the caller is told at once
@@ -84,7 +87,7 @@ func (s *Store) WriteGrouped(ctx context.Context, key string, fn func(ctx contex
 	}
 	if r.alone {
 		s.groups.alone.Add(1)
-		return s.Write(ctx, fn)
+		return s.Write(ctx, alone(key, fn))
 	}
 	if e, _ := ctx.Value(auditKey{}).(*AuditEntry); e != nil {
 		e.ids = append(e.ids, r.rows...)
@@ -104,6 +107,17 @@ type PipelineStats struct {
 func (s *Store) PipelineStats() PipelineStats {
 	g := &s.groups
 	return PipelineStats{Batches: g.batches.Load(), Parts: g.parts.Load(), Alone: g.alone.Load(), Unheld: g.unheld.Load()}
+}
+
+// alone is fn as a write of key alone: it locks its account first, as a
+// batch locks its accounts (lockFirst).
+func alone(key string, fn func(ctx context.Context, tx *Tx) error) func(ctx context.Context, tx *Tx) error {
+	return func(ctx context.Context, tx *Tx) error {
+		if err := tx.lockFirst(ctx, []string{key}); err != nil {
+			return err
+		}
+		return fn(ctx, tx)
+	}
 }
 
 type aloneKey struct{}
@@ -156,9 +170,9 @@ func (s *Store) runBatch(parts []*pipeline.Part[*groupPart, groupResult]) {
 		if e != nil {
 			before = len(e.ids)
 		}
-		last, err := s.Write(p.ctx, func(ctx context.Context, t *Tx) error {
+		last, err := s.Write(p.ctx, alone(p.key, func(ctx context.Context, t *Tx) error {
 			return runPart(p, ctx, t)
-		})
+		}))
 		r := groupResult{last: last, err: err}
 		if e != nil { // Write noted them on the entry; the caller does that
 			r.rows, e.ids = e.ids[before:], e.ids[:before]
@@ -173,6 +187,13 @@ func (s *Store) runBatch(parts []*pipeline.Part[*groupPart, groupResult]) {
 	defer cancel()
 	last, err := s.Write(ctx, func(ctx context.Context, t *Tx) error {
 		t.batch = t.dialect == Postgres // its parts read the account unlocked (unlocked.go)
+		keys := make([]string, len(batch))
+		for i, p := range batch {
+			keys[i] = p.key
+		}
+		if err := t.lockFirst(ctx, keys); err != nil {
+			return fmt.Errorf("%w: %v", errBatchBroken, err)
+		}
 		if t.batch {
 			if err := t.prefetch(ctx, batch); err != nil { // nothing written yet: each runs alone
 				return fmt.Errorf("%w: %v", errBatchBroken, err)
