@@ -36,6 +36,14 @@ import (
 // the lock held until the commit (a batch). An account read so is marked
 // Unlocked: a rule that needs the exact count (at the cap, where expired
 // names are looked up) reads it again with LockAccount.
+//
+// Since every grouped write locks its accounts first (lockFirst, below),
+// the account a create is keyed by is locked from the batch's start, and
+// its count read so is exact: the last statement's check, and the parts'
+// reads of accounts not locked, remain for a write whose key is not its
+// account, which no rule makes today. Both cost a statement's column and
+// nothing else; the differential test fails without the locks and without
+// the check (dnsupdate/pipeline_diff_test.go, docs/performance.md).
 
 // errCapPassed is the batch's last statement refusing it
 // (hostmint_capped): its writes run again alone.
