@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/hostmint/hostmint/storage/pgwire"
 	"github.com/lib/pq"
@@ -230,7 +231,10 @@ func (t *Tx) lockFirst(ctx context.Context, keys []string) error {
 	}
 	ids := make([]string, 0, len(keys))
 	for _, k := range keys {
-		if !strings.Contains(k, "$") { // cannot end the statement's quoting; no account id has one
+		// No account id has a $ (which could end the block's quoting), a
+		// NUL or a byte that is not UTF-8 (which PostgreSQL refuses): a
+		// key with one, from a caller's header, is no account's.
+		if utf8.ValidString(k) && !strings.ContainsAny(k, "$\x00") {
 			ids = append(ids, k)
 		}
 	}

@@ -177,3 +177,23 @@ func TestBatchCreateWithoutCapRunsAlone(t *testing.T) {
 		}
 	})
 }
+
+// A key that is no account's id, however odd (a header's bytes), locks
+// nothing and breaks nothing: the write runs, in a batch or alone.
+func TestLockFirstOddKeys(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *storage.Store) {
+		for _, key := range []string{"acme-dns:x", "a$hostmint$b", "\xff\xfe", "a\x00b", "it's"} {
+			for _, ctx := range []context.Context{t.Context(), storage.Alone(t.Context())} {
+				if _, err := s.WriteGrouped(ctx, key, func(ctx context.Context, tx *storage.Tx) error {
+					_, err := tx.Account(ctx, "none")
+					if errors.Is(err, storage.ErrNotFound) {
+						return nil
+					}
+					return err
+				}); err != nil {
+					t.Errorf("key %q: %v", key, err)
+				}
+			}
+		}
+	})
+}
