@@ -22,14 +22,14 @@ import (
 // one transaction, so that a batch of N costs one commit, not N. The lane
 // is not the account: every account's writes ride one of a few lanes
 // (lanesOf), an account's in one lane while it has any in flight, so that
-// a service with many accounts batches as well as one busy account does. Each write keeps its
-// own answer: one that fails is rolled back to its savepoint and changes
-// nothing; the others commit. If the batch's transaction cannot commit (a
-// constraint only the commit checks, a cap or a rate limit the batch passes
-// together), each of its writes runs again alone, as Write would have run
-// it: one account's refusal never fails another's write. The queueing is
-// package pipeline's, which also states the contract a write may rely on;
-// running a batch is this file's.
+// a service with many accounts batches as well as one busy account does.
+// Each write keeps its own answer: one that fails is rolled back to its
+// savepoint and changes nothing; the others commit. If the batch's
+// transaction cannot commit (a constraint only the commit checks, a cap or
+// a rate limit the batch passes together), each of its writes runs again
+// alone, as Write would have run it: one account's refusal never fails
+// another's write. The queueing is package pipeline's, which also states
+// the contract a write may rely on; running a batch is this file's.
 
 // batchTimeout bounds a batch's transaction, which no one caller's
 // deadline does (a caller that leaves stops waiting for it).
