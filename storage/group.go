@@ -305,6 +305,7 @@ func (t *Tx) part(ctx context.Context, p *groupPart, i int) (err, broken error) 
 	pctx, cancel := context.WithDeadline(context.WithoutCancel(p.ctx), deadline(ctx))
 	defer cancel()
 	changes, changed, charges, caps := len(t.changes), maps.Clone(t.changed), slices.Clone(t.charges), maps.Clone(t.caps)
+	locked := maps.Clone(t.held.locked) // a row lock taken in a savepoint goes with it
 	t.created, t.touched, t.noAudit = "", "", false
 	var sent uint64
 	if t.pg != nil {
@@ -328,6 +329,7 @@ func (t *Tx) part(ctx context.Context, p *groupPart, i int) (err, broken error) 
 	if err != nil {
 		t.later = nil
 		t.changes, t.changed, t.charges, t.caps = t.changes[:changes], changed, charges, caps
+		t.held.locked = locked
 		if _, rerr := t.tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT "+sp); rerr != nil {
 			return mapErr(err), rerr
 		}
