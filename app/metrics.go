@@ -113,10 +113,8 @@ var (
 	_ = nodesCounter("writes_batched_total", "Writes committed in those batches.",
 		func(b *node) int64 { return b.store.PipelineStats().Parts })
 	_ = nodesCounter("writes_rerun_alone_total", "Writes run again alone, each its own transaction, after their batch could not commit "+
-		"(a cap or a rate limit passed by the batch together, a label taken twice, a deadlock).",
+		"(a rate limit passed by the batch together, a label taken twice).",
 		func(b *node) int64 { return b.store.PipelineStats().Alone })
-	_ = nodesCounter("writes_unheld_total", "Of those, creates whose rule held no cap in a batch (CapActive): right, but slower; a bug to report. Stays 0.",
-		func(b *node) int64 { return b.store.PipelineStats().Unheld })
 
 	expiriesRecorded = promauto.NewCounter(prometheus.CounterOpts{Namespace: plugin.Namespace, Subsystem: "hostname",
 		Name: "expiries_recorded_total", Help: "[P1] Idle expiries this node recorded as changes, so that secondaries delete the names."})

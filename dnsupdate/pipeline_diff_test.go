@@ -32,9 +32,10 @@ import (
 )
 
 // The write pipeline's differential test (storage/group.go). A batch runs
-// its writes as savepoints of one transaction, reads accounts without
-// their lock on PostgreSQL, and checks caps and rate limits only in its
-// last statement: none of that may show. So one fixed scenario of the
+// its writes as savepoints of one transaction, puts its new hostnames off
+// to its last statement on PostgreSQL, counting them in for the parts
+// after, and charges rate limits only in that statement: none of that may
+// show. So one fixed scenario of the
 // rules that write runs twice, on stores set up alike: once with each
 // write alone (storage.Alone), one after the other, which is the
 // reference; once from many goroutines at once, so that an account's
@@ -47,7 +48,8 @@ import (
 // On PostgreSQL a second node shares the database, as in production: one
 // node's pipeline runs an account's writes in one lane, one batch after
 // the other, so it is across nodes that a count read without its lock
-// would be passed.
+// would be passed, and that batches taking rows in opposite orders would
+// deadlock.
 //
 // Profile 1 throughout. Records are profile 2's at the doors, but their
 // rule and its writes do not depend on the profile, and a profile-1
@@ -292,7 +294,6 @@ func runDiff(t *testing.T, d storage.Dialect, batched bool) *diffRun {
 		r.stats.Batches += s.Batches
 		r.stats.Parts += s.Parts
 		r.stats.Alone += s.Alone
-		r.stats.Unheld += s.Unheld
 	}
 	r.state = w.state(t)
 	checkRun(t, w, r)
@@ -356,9 +357,6 @@ func checkRun(t *testing.T, w *diffWorld, r *diffRun) {
 	}
 	if r.mode == "batched" && (s.Batches == 0 || s.Parts < int64(len(r.ops))/4) {
 		t.Errorf("batched: %+v for %d writes: too few shared a batch to test the pipeline", s, len(r.ops))
-	}
-	if s.Unheld != 0 {
-		t.Errorf("%s: %d creates held no cap and left their batch (%+v)", r.mode, s.Unheld, s)
 	}
 	t.Logf("%s: %+v; %d of the suspended account's %d writes before its suspension refused", r.mode, s, refused, raced)
 }

@@ -246,25 +246,12 @@ func (s *Service) checkPlan(acct *storage.Account, c *created) error {
 // checkCap refuses a hostname more when the account holds its cap. The
 // account's counter counts expired [P1] names too, so only at the cap are
 // those looked up, and no more of them than would bring the count under
-// it: the check costs the same at any account size. Below the cap the
-// store holds the write to it (CapActive: a batch's part reads the count
-// without the account's lock); at the cap the count is read under the
-// lock, so that the expired names counted stay so until the commit.
+// it: the check costs the same at any account size. The account was read
+// under its lock, so the count holds until the commit.
 func (s *Service) checkCap(ctx context.Context, tx *storage.Tx, acct *storage.Account, now time.Time) error {
 	held, c := acct.ActiveHostnames, s.Cap(acct)
 	if held < c {
-		tx.CapActive(acct.ID, c)
 		return nil
-	}
-	if acct.Unlocked {
-		locked, err := tx.LockAccount(ctx, acct.ID)
-		if err != nil {
-			return err
-		}
-		if held, c = locked.ActiveHostnames, s.Cap(locked); held < c {
-			tx.CapActive(acct.ID, c)
-			return nil
-		}
 	}
 	need := held - c + 1
 	expired, err := tx.CountExpired(ctx, acct.ID, now.UnixMilli(), need)

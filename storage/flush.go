@@ -90,7 +90,6 @@ func (t *Tx) flush(ctx context.Context, commit bool) error {
 	// A batch's kept hostnames (unlocked.go): no row put off can be one of
 	// them, none being written yet.
 	t.later, t.kept = append(t.later, t.kept...), nil
-	capExprs, capArgs := t.capColumns(t.later)
 	if updateAfterInsert(t.later) { // perhaps of that row: in their order, now
 		if err := t.insertLater(ctx); err != nil {
 			return err
@@ -158,9 +157,9 @@ func (t *Tx) flush(ctx context.Context, commit bool) error {
 	}
 	carry := commit && t.pg != nil && t.pg.CanCarry()
 	switch {
-	case len(parts) == 0 && len(capExprs) == 0:
+	case len(parts) == 0:
 		return nil
-	case t.dialect == Postgres && (len(parts) > 1 || carry || len(capExprs) > 0):
+	case t.dialect == Postgres && (len(parts) > 1 || carry):
 		sel := t.tx.NewSelect()
 		for i, q := range parts {
 			sel = sel.With(fmt.Sprintf("w%d", i), q)
@@ -169,12 +168,7 @@ func (t *Tx) flush(ctx context.Context, commit bool) error {
 			last, audited sql.NullInt64
 			partIDs       []int64
 		)
-		var dest []any
-		for i, expr := range capExprs { // first: see capColumns
-			sel = sel.ColumnExpr(expr, capArgs[i]...)
-			dest = append(dest, new(sql.NullInt64)) // NULL: the account is gone (its inserts fail on their key)
-		}
-		dest = append(dest, &last, &audited)
+		dest := []any{&last, &audited}
 		sel = sel.ColumnExpr(maxID(cIdx)).ColumnExpr(maxID(aIdx))
 		if pIdx >= 0 {
 			// Ids come from a sequence in the order the rows were listed.
@@ -189,7 +183,7 @@ func (t *Tx) flush(ctx context.Context, commit bool) error {
 			if refused := t.overdrawn(err); refused != err {
 				return refused
 			}
-			return mapErr(capped(err))
+			return mapErr(err)
 		}
 		t.last = max(t.last, last.Int64)
 		if row != nil {

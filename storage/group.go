@@ -45,7 +45,6 @@ type groups struct {
 	batches atomic.Int64 // committed with more than one write
 	parts   atomic.Int64 // writes committed in those
 	alone   atomic.Int64 // writes run again alone after their batch failed
-	unheld  atomic.Int64 // of which: a create that held no cap (errUnheld)
 }
 
 // groupPart is a write in the pipeline, and what it came to in its batch.
@@ -100,13 +99,12 @@ type PipelineStats struct {
 	Batches int64 // batches of more than one write committed
 	Parts   int64 // writes committed in them
 	Alone   int64 // writes run again alone after their batch failed
-	Unheld  int64 // of which: a create that held no cap (CapActive)
 }
 
 // PipelineStats reads the pipeline's counts.
 func (s *Store) PipelineStats() PipelineStats {
 	g := &s.groups
-	return PipelineStats{Batches: g.batches.Load(), Parts: g.parts.Load(), Alone: g.alone.Load(), Unheld: g.unheld.Load()}
+	return PipelineStats{Batches: g.batches.Load(), Parts: g.parts.Load(), Alone: g.alone.Load()}
 }
 
 // alone is fn as a write of key alone: it locks its account first, as a
@@ -235,9 +233,6 @@ func (s *Store) runBatch(parts []*pipeline.Part[*groupPart, groupResult]) {
 	for i, p := range batch {
 		answer := parts[i].Answer
 		switch {
-		case errors.Is(p.err, errUnheld) && (err == nil || errors.Is(err, errBatchFailed)):
-			s.groups.unheld.Add(1)
-			answer(groupResult{alone: true})
 		case errors.Is(err, errBatchFailed) && retryable(p.err):
 			answer(groupResult{alone: true}) // its savepoint is gone: again, alone
 		case errors.Is(err, errBatchFailed):
@@ -304,20 +299,13 @@ func (t *Tx) part(ctx context.Context, p *groupPart, i int) (err, broken error) 
 	}
 	pctx, cancel := context.WithDeadline(context.WithoutCancel(p.ctx), deadline(ctx))
 	defer cancel()
-	changes, changed, charges, caps := len(t.changes), maps.Clone(t.changed), slices.Clone(t.charges), maps.Clone(t.caps)
-	locked := maps.Clone(t.held.locked) // a row lock taken in a savepoint goes with it
+	changes, changed, charges := len(t.changes), maps.Clone(t.changed), slices.Clone(t.charges)
 	t.created, t.touched, t.noAudit = "", "", false
 	var sent uint64
 	if t.pg != nil {
 		sent = t.pg.Sent()
 	}
-	t.held.caps, t.held.created = nil, nil
 	err = runPart(p, pctx, t)
-	if err == nil && t.batch {
-		if id := t.unheld(t.later); id != "" {
-			err = fmt.Errorf("%w (account %s)", errUnheld, id)
-		}
-	}
 	if t.prefetched != nil && t.pg.Sent() != sent {
 		t.prefetched = nil // it read or wrote for itself (prefetch.go)
 	}
@@ -328,8 +316,7 @@ func (t *Tx) part(ctx context.Context, p *groupPart, i int) (err, broken error) 
 	}
 	if err != nil {
 		t.later = nil
-		t.changes, t.changed, t.charges, t.caps = t.changes[:changes], changed, charges, caps
-		t.held.locked = locked
+		t.changes, t.changed, t.charges = t.changes[:changes], changed, charges
 		if _, rerr := t.tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT "+sp); rerr != nil {
 			return mapErr(err), rerr
 		}

@@ -27,11 +27,6 @@ type Account struct {
 	ActiveHostnames int   `bun:"active_hostnames"`
 	SuspendedAt     int64 `bun:"suspended_at"` // 0: not suspended
 	PlanEndsAt      int64 `bun:"plan_ends_at"` // 0: the plan does not end
-	// Unlocked: read by a batch's part without the account's lock, with
-	// the batch's own creates counted in (storage/unlocked.go). The count
-	// may be behind another write's commit: a rule that needs it exact
-	// reads it again with LockAccount.
-	Unlocked bool `bun:"-"`
 }
 
 // An account's access: a suspended team, or one whose plan has ended, is

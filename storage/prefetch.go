@@ -56,7 +56,7 @@ func Expect(ctx context.Context, e Expected) context.Context {
 // ExpectAccountAndPool is what AccountAndPool(id, label, except) reads in a
 // batch's part.
 func ExpectAccountAndPool(id, label, except string) Expected {
-	return Expected{key: accountInPoolKey(id, label, except), calls: accountInPoolCalls(accountByID, id, label, except, new(Account), new(poolDomainRow))}
+	return Expected{key: accountInPoolKey(id, label, except), calls: accountInPoolCalls(id, label, except, new(Account), new(poolDomainRow))}
 }
 
 // ExpectLockedHostname is what LockHostname(id) reads in a batch's part.
@@ -68,7 +68,7 @@ func ExpectLockedHostname(id string) Expected {
 // accountID, except) reads in a batch's part.
 func ExpectHostnameForMint(domainID, label, accountID, except string) Expected {
 	return Expected{key: byLabelForKey(domainID, label, accountID, except),
-		calls: byLabelForCalls(accountIfFree, domainID, label, accountID, except, new(Hostname), new(Account), new(poolDomainRow))}
+		calls: byLabelForCalls(domainID, label, accountID, except, new(Hostname), new(Account), new(poolDomainRow))}
 }
 
 // prefetched is a read the batch made for a part: its calls, scanned.

@@ -87,7 +87,6 @@ func TestPrefetchOneRoundTrip(t *testing.T) {
 				}
 				h := &storage.Hostname{ID: "h_" + label, AccountID: "acc", DomainID: "dom", Label: label, Name: label + ".pool.test",
 					IP: "192.0.2.1", Addrs: "192.0.2.1", Class: "public", Status: storage.StatusLive, CreatedAt: 1, UpdatedAt: 1}
-				tx.CapActive("acc", 1000) // read unlocked in a batch: its cap is held (unlocked.go)
 				tx.InsertLater(storage.KindHostname, h.ID, h)
 				return tx.Changed(ctx, storage.KindHostname, h.ID)
 			}

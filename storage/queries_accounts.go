@@ -43,10 +43,7 @@ func (q Queries) LockAccount(ctx context.Context, id string) (*Account, error) {
 		if err := q.execute(lockAccount, id).Scan(ctx, a); err != nil {
 			return a, mapErr(err)
 		}
-		if q.tx != nil {
-			q.tx.held.lock(id)
-		}
-		if q.unlocked() { // its parts' creates, kept for the last statement
+		if q.inBatch() { // its parts' creates, kept for the last statement
 			a.ActiveHostnames += q.tx.pendingActive(id)
 		}
 		return a, nil
@@ -54,13 +51,10 @@ func (q Queries) LockAccount(ctx context.Context, id string) (*Account, error) {
 	return a, mapErr(q.db.NewSelect().Model(a).Where("id = ?", id).Scan(ctx))
 }
 
-// AccountAndPool reads the account a [P1] create checks, and the pool
-// domain for its label (nil when no pool domain is active), in one round
-// trip on PostgreSQL. It is not named a lock because it is one only alone:
-// there it is LockAccount's, while a batch's part reads the account as
-// committed, marked Unlocked, with the batch's creates added to its count
-// (unlocked.go). Either way a create it allows is held: by the lock, or by
-// the cap the rule gives CapActive, without which the part runs alone.
+// AccountAndPool is LockAccount and PoolDomainFor in one round trip on
+// PostgreSQL: a [P1] create needs both before anything else. The domain is
+// nil when no pool domain is active. In a batch the account counts the
+// creates its parts before put off (pendingActive).
 func (q Queries) AccountAndPool(ctx context.Context, id, label, except string) (*Account, *Domain, LabelState, error) {
 	if q.dialect != Postgres {
 		a, err := q.LockAccount(ctx, id)
@@ -81,19 +75,15 @@ func (q Queries) AccountAndPool(ctx context.Context, id, label, except string) (
 		}
 	}
 	a, row := new(Account), new(poolDomainRow)
-	read := lockAccount
-	if q.unlocked() {
-		read = accountByID
-	}
-	found, err := q.executeFirst(ctx, key, accountInPoolCalls(read, id, label, except, a, row)...)
+	found, err := q.executeFirst(ctx, key, accountInPoolCalls(id, label, except, a, row)...)
 	switch {
 	case err != nil:
 		return nil, nil, LabelState{}, mapErr(err)
 	case !found[0]:
 		return nil, nil, LabelState{}, ErrNotFound
 	}
-	if q.unlocked() {
-		q.tx.asUnlocked(a)
+	if q.inBatch() {
+		a.ActiveHostnames += q.tx.pendingActive(a.ID)
 	}
 	switch {
 	case !found[1]:
@@ -110,9 +100,9 @@ type accountInPool struct {
 }
 
 // accountInPoolCalls are AccountAndPool's statements on PostgreSQL:
-// the account by read (locked or not), the pool domain for label.
-func accountInPoolCalls(read *pgwire.Statement, id, label, except string, a *Account, row *poolDomainRow) []pgCall {
-	return []pgCall{{read, []any{id}, a}, {poolDomainFor, []any{label, except}, row}}
+// the account, locked, and the pool domain for label.
+func accountInPoolCalls(id, label, except string, a *Account, row *poolDomainRow) []pgCall {
+	return []pgCall{{lockAccount, []any{id}, a}, {poolDomainFor, []any{label, except}, row}}
 }
 
 func accountInPoolKey(id, label, except string) string {
@@ -125,10 +115,6 @@ var (
 	})
 	lockAccount = pgwire.NewStatement("lock_account", func(db *bun.DB) string {
 		return db.NewSelect().Model((*Account)(nil)).Where("id = $1").For("UPDATE").String()
-	})
-	// lock_account_if_free without the lock, for a batch's part (unlocked.go).
-	accountIfFree = pgwire.NewStatement("account_if_free", func(db *bun.DB) string {
-		return ifFree(db).String()
 	})
 	lockAccountIfFree = pgwire.NewStatement("lock_account_if_free", func(db *bun.DB) string {
 		return ifFree(db).For("UPDATE").String()

@@ -13,9 +13,6 @@ func (q Queries) InsertHostname(ctx context.Context, h *Hostname) error {
 	_, err := q.db.NewInsert().Model(h).Exec(ctx)
 	if err == nil {
 		q.made("hostname", h.ID)
-		if q.tx != nil {
-			q.tx.held.created = append(q.tx.held.created, h)
-		}
 	}
 	return mapErr(err)
 }
@@ -90,19 +87,15 @@ func (q Queries) LockHostnameByLabel(ctx context.Context, domainID, label string
 // label for accountID if no hostname holds it ([P1] DNS UPDATE): the
 // hostname found is locked. When none is, the same round trip on
 // PostgreSQL reads what the mint's AccountAndPool(accountID, label,
-// except) reads, as that reads it (locked alone, unlocked in a batch's
-// part: unlocked.go), and leaves it for that call (memo.go).
+// except) reads, as that reads it (the account locked), and leaves it for
+// that call (memo.go).
 func (q Queries) HostnameForMint(ctx context.Context, domainID, label, accountID, except string) (*Hostname, error) {
 	if q.dialect != Postgres || q.tx == nil {
 		return q.LockHostnameByLabel(ctx, domainID, label)
 	}
 	h, a, row := new(Hostname), new(Account), new(poolDomainRow)
-	read := lockAccountIfFree
-	if q.unlocked() {
-		read = accountIfFree
-	}
 	found, err := q.executeFirst(ctx, byLabelForKey(domainID, label, accountID, except),
-		byLabelForCalls(read, domainID, label, accountID, except, h, a, row)...)
+		byLabelForCalls(domainID, label, accountID, except, h, a, row)...)
 	switch {
 	case err != nil:
 		return h, mapErr(err)
@@ -110,8 +103,8 @@ func (q Queries) HostnameForMint(ctx context.Context, domainID, label, accountID
 		q.tx.remember(lockHostnameKey(h.ID), *h)
 		return h, nil
 	case found[1]:
-		if q.unlocked() {
-			q.tx.asUnlocked(a)
+		if q.inBatch() {
+			a.ActiveHostnames += q.tx.pendingActive(a.ID)
 		}
 		r := accountInPool{acct: a}
 		if found[2] {
@@ -123,12 +116,12 @@ func (q Queries) HostnameForMint(ctx context.Context, domainID, label, accountID
 }
 
 // byLabelForCalls are HostnameForMint's statements: the hostname,
-// the account by read (locked or not) if the label is free, the pool
+// the account, locked, if the label is free, the pool
 // domain for the label.
-func byLabelForCalls(read *pgwire.Statement, domainID, label, accountID, except string, h *Hostname, a *Account, row *poolDomainRow) []pgCall {
+func byLabelForCalls(domainID, label, accountID, except string, h *Hostname, a *Account, row *poolDomainRow) []pgCall {
 	return []pgCall{
 		{lockHostnameByLabel, []any{domainID, label}, h},
-		{read, []any{accountID, domainID, label}, a},
+		{lockAccountIfFree, []any{accountID, domainID, label}, a},
 		{poolDomainFor, []any{label, except}, row}}
 }
 

@@ -32,12 +32,10 @@ type Tx struct {
 	joined     bool            // WriteAll's: its parts are several rule calls
 	pg         *pgwire.Conn    // its connection on PostgreSQL, else nil
 	memo       memo            // see remember
-	// A batch's parts on PostgreSQL read accounts without their lock, and
-	// keep their new hostnames for the last statement (unlocked.go).
+	// A batch's parts on PostgreSQL keep their new hostnames for the last
+	// statement (batch_accounts.go).
 	batch bool
-	kept  []laterWrite   // the hostnames the batch's parts put off
-	caps  map[string]int // the least cap each account's creates were allowed under
-	held  held           // what the running part holds its creates by (unlocked.go)
+	kept  []laterWrite // the hostnames the batch's parts put off
 	// The first reads the batch made for its parts (prefetch.go).
 	prefetched map[string]prefetched
 }
