@@ -87,7 +87,7 @@ func (t *Tx) flush(ctx context.Context, commit bool) error {
 		parts      []bun.Query
 		cIdx, aIdx = -1, -1
 	)
-	// A batch's kept hostnames (unlocked.go): no row put off can be one of
+	// A batch's kept hostnames (batch_accounts.go): no row put off can be one of
 	// them, none being written yet.
 	t.later, t.kept = append(t.later, t.kept...), nil
 	if updateAfterInsert(t.later) { // perhaps of that row: in their order, now

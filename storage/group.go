@@ -184,7 +184,7 @@ func (s *Store) runBatch(parts []*pipeline.Part[*groupPart, groupResult]) {
 	ctx, cancel := context.WithTimeout(WithoutAudit(context.WithoutCancel(batch[0].ctx)), batchTimeout)
 	defer cancel()
 	last, err := s.Write(ctx, func(ctx context.Context, t *Tx) error {
-		t.batch = t.dialect == Postgres // its parts read the account unlocked (unlocked.go)
+		t.batch = t.dialect == Postgres // its parts keep their new hostnames for the last statement (batch_accounts.go)
 		keys := make([]string, len(batch))
 		for i, p := range batch {
 			keys[i] = p.key
@@ -284,7 +284,7 @@ var errBatchBroken = errors.New("storage: the batch's transaction broke")
 // (the one of p's context) is queued for t's flush, and the rows it put
 // off are written before the next part, so that the next part sees them
 // and a constraint they break fails this part only. On PostgreSQL its new
-// hostnames wait for the batch's last statement instead (unlocked.go): the
+// hostnames wait for the batch's last statement instead (batch_accounts.go): the
 // next part's read of the account counts them, and a label they take twice
 // fails the batch, whose writes then run again alone.
 // The part's statements run under ctx, the batch's context with the
@@ -309,7 +309,7 @@ func (t *Tx) part(ctx context.Context, p *groupPart, i int) (err, broken error) 
 	if t.prefetched != nil && t.pg.Sent() != sent {
 		t.prefetched = nil // it read or wrote for itself (prefetch.go)
 	}
-	if err == nil { // new hostnames wait for the last statement (unlocked.go), the rest is
+	if err == nil { // new hostnames wait for the last statement (batch_accounts.go), the rest is
 		t.keepLater() // sent with the next part's first statement (storage/pgwire)
 		t.settlePrefetched(t.later)
 		err = t.writeLater(pctx, true)

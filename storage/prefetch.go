@@ -16,19 +16,18 @@ import (
 // batch (group.go) run one after the other on one connection, and each
 // began with a round trip of its own: a create's read of its account and
 // of the pool domain for its label. Those reads do not depend on the parts
-// before (their new hostnames wait for the last statement, unlocked.go),
+// before (their new hostnames wait for the last statement, batch_accounts.go),
 // so a write that knows its first read says so (Expect), and the batch
 // makes every part's in one statement before the first part runs. A
 // part's read then finds its answer waiting instead of sending its own
 // (executeFirst).
 //
 // The answers are as committed when the batch began, not when the part
-// runs: a few parts' time earlier. A row read with its lock (a hostname)
-// is the same either way; for the unlocked reads of accounts and labels
-// it is the difference they already live with, and safe for the same
-// reason (the last statement checks the cap again under the account's
-// lock, and the unique index a label taken twice). What the parts before
-// write is another matter, so answers not yet taken are dropped:
+// runs: a few parts' time earlier. A row read with its lock (a hostname,
+// an account) is the same either way; a label's use, read without one, is
+// the difference every check of a label lives with, and the unique index
+// refuses a label taken twice. What the parts before write is another
+// matter, so answers not yet taken are dropped:
 //   - all of them, once a part's rule sends or keeps a statement of its
 //     own (a read the batch did not make for it, or a write): the
 //     connection's count of statements tells (part, group.go);

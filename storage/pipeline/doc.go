@@ -40,15 +40,14 @@
 //     rule alone and batched, on SQLite and PostgreSQL, and requires the
 //     same results and the same limits.
 //   - What is exact alone stays exact in a batch by construction, not by
-//     the rule's care. On PostgreSQL every write, in a batch or alone,
-//     first locks the accounts it is keyed by, in the order of their ids
-//     (storage's lockFirst): accounts are taken before the rows under
-//     them and in one order, so batches on several nodes do not deadlock,
-//     and an account's counts read in a batch are exact. An account read
-//     without that lock (storage.Queries.AccountAndPool, for a write keyed
-//     otherwise) holds its creates through the cap the rule gives
-//     (Tx.CapActive), which the batch's last statement checks again under
-//     the lock; a part that creates without either runs alone instead. A
-//     read made ahead for a part is used only if the parts before it
-//     changed nothing it read (storage/prefetch.go).
+//     the rule's care. A part reads and locks rows as it would alone
+//     (storage.Queries.LockAccount, AccountAndPool, HostnameForMint); the
+//     one difference, its new hostnames put off to the batch's last
+//     statement, is counted into the parts after it (storage's
+//     pendingActive). On PostgreSQL every write, in a batch or alone, first
+//     locks the accounts it is keyed by, in the order of their ids
+//     (storage's lockFirst), so that accounts are taken before the rows
+//     under them and in one order, and batches on several nodes do not
+//     deadlock. A read made ahead for a part is used only if the parts
+//     before it changed nothing it read (storage/prefetch.go).
 package pipeline
