@@ -19,17 +19,14 @@ import (
 // statement (keepLater), one insert of many rows that moves each
 // account's counter once: a part's read of an account counts those of the
 // parts before it (pendingActive), as it would have seen them inserted.
-//
-// (Until issue 45, parts read their account without the lock, and the last
-// statement checked every cap again under it (hostmint_capped, migration
-// 23, now unused), with the cap each rule had to give. Once the accounts
-// were locked first to end deadlocks across nodes, that machinery held
-// nothing the lock did not: it went.)
+// (Reading accounts without the lock, as parts once did, would save
+// nothing: lockFirst holds it already. docs/performance.md has the story.)
 
 // accountRefusal is a transaction's last statement refusing it for one
-// account's sake: a rate limit its writes overdrew together. A batch so refused runs that account's writes
-// alone, and the others again as a batch (group.go): one account at its
-// limits does not make every other account's writes run alone.
+// account's sake: a rate limit its writes overdrew together. A batch so
+// refused runs that account's writes alone, and the others again as a
+// batch (group.go): one account at its limits does not make every other
+// account's writes run alone.
 type accountRefusal struct {
 	account string
 	err     error
