@@ -71,6 +71,9 @@ const (
 	// secondaries ([P1]).
 	expiryTick  = time.Second
 	compactTick = 10 * time.Minute
+	// clockTick is how often a node looks whether the feed's clock needs
+	// a change to move it (storage.TickClock): a few minutes into an hour.
+	clockTick = 5 * time.Minute
 	// seenMACTick: a signed UPDATE's MAC is kept about 11 minutes at most
 	// (dnsupdate/replay.go), so the table holds that plus a minute of them.
 	seenMACTick = time.Minute
@@ -171,6 +174,12 @@ func Start(cfg Config, newIndex NewIndex) (*App, error) {
 	var wg sync.WaitGroup
 	wg.Go(func() { audits.Keep(wctx, cfg.AuditRetention, auditPurgeTick) })
 	wg.Go(func() { compactChanges(wctx, n.store, cfg.Changes, compactTick) })
+	wg.Go(func() {
+		every(wctx, clockTick, "moving the feed's clock (signed zones' renewals)", func() error {
+			_, err := n.store.TickClock(wctx, time.Now())
+			return err
+		})
+	})
 	wg.Go(func() {
 		every(wctx, idempotencyPurgeTick, "deleting Idempotency-Key answers older than a day", func() error {
 			_, err := idem.Purge(wctx)

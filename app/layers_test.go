@@ -27,7 +27,7 @@ var layers = []struct {
 	{"rules", []string{"access", "plans", "audit", "ratelimit", "records", "served", "domains", "certs", "targets", "diagnose", "accounts", "hostnames", "idempotency"}},
 	{"doors", []string{"httperr", "adminapi", "dashboard", "dnsupdate", "acmedns"}},
 	{"wiring", []string{"app"}},
-	{"DNS", []string{"plugin/hostname/coreinternals", "plugin/hostname/udpbatch", "plugin/hostname/fastudp", "plugin/hostname/sign", "plugin/hostname/rrl", "plugin/hostname/index", "plugin/hostname/answer", "plugin/hostname/xfr", "plugin/hostname"}},
+	{"DNS", []string{"plugin/hostname/coreinternals", "plugin/hostname/udpbatch", "plugin/hostname/fastudp", "plugin/hostname/sign", "plugin/hostname/chain", "plugin/hostname/rrl", "plugin/hostname/index", "plugin/hostname/answer", "plugin/hostname/xfr", "plugin/hostname"}},
 	{"binaries", []string{"coredns-build", "cmd/hostmint", "bench", "e2e"}},
 }
 

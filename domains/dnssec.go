@@ -29,9 +29,7 @@ func (s *Service) applyDNSSEC(d *storage.Domain, in Input) error {
 			if err := s.newKey(d); err != nil {
 				return err
 			}
-			d.CatalogVersion++ // signed zones leave the catalog: they are never transferred
 		case !*in.DNSSEC && d.DNSSEC:
-			d.CatalogVersion++ // and come back once unsigned
 			if d.DSPublished && (in.DSPublished == nil || *in.DSPublished) {
 				return apierror.Conflict("the parent publishes the DS of %s: remove it there and send ds_published false first, "+
 					"or resolvers will fail to validate the unsigned zone", d.Name)

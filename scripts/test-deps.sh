@@ -34,6 +34,7 @@ command -v nsd >/dev/null || missing+=(nsd)
 # DNS UPDATE clients (e2e/update_test.go): knsupdate and certbot's rfc2136
 # plugin; nsupdate comes with bind9-dnsutils.
 command -v knsupdate >/dev/null || missing+=(knot-dnsutils)
+command -v kzonecheck >/dev/null || missing+=(knot-dnssecutils)
 [ -d /usr/lib/python3/dist-packages/certbot_dns_rfc2136 ] || missing+=(python3-certbot-dns-rfc2136)
 # PowerDNS Authoritative on PostgreSQL, a peer in make bench (bench/pdns.go),
 # which runs its own pdns_server on loopback.

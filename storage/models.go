@@ -102,9 +102,9 @@ type Domain struct {
 	DNSKEY      string `bun:"dnskey"`     // the zone's public DNSKEY RR, presentation form
 	DNSSECKey   string `bun:"dnssec_key"` // its private key, sealed
 	// CatalogVersion counts the times the domain entered or left the
-	// catalog of transferable zones (created: 1; each signing or
-	// unsigning: one more), so that the catalog's serial, their sum,
-	// only grows, and moves exactly when its members change.
+	// catalog (created: 1; before signed zones were transferred, each
+	// signing or unsigning was one more), so that the catalog's serial,
+	// their sum, only grows, and moves exactly when its members change.
 	CatalogVersion int64 `bun:"catalog_version"`
 }
 

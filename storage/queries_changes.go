@@ -3,6 +3,8 @@ package storage
 import (
 	"cmp"
 	"context"
+	"database/sql"
+	"errors"
 	"slices"
 
 	"github.com/uptrace/bun"
@@ -13,6 +15,17 @@ func (q Queries) LastChange(ctx context.Context) (int64, error) {
 	var id int64
 	err := q.db.NewSelect().Model((*Change)(nil)).ColumnExpr("COALESCE(MAX(id), 0)").Scan(ctx, &id)
 	return id, mapErr(err)
+}
+
+// NewestChange is the newest change row: its id and when it was written
+// (zeros for none). Compaction keeps it always.
+func (q Queries) NewestChange(ctx context.Context) (Change, error) {
+	var c Change
+	err := q.db.NewSelect().Model(&c).OrderExpr("id DESC").Limit(1).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Change{}, nil
+	}
+	return c, mapErr(err)
 }
 
 // ChangesAfter returns up to limit changes with id > after, plus the changes

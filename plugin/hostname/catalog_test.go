@@ -73,9 +73,10 @@ func TestCatalogZone(t *testing.T) {
 		}
 	}
 
-	// The whole catalog: the SOA, NS, version, the two unsigned domains, the SOA.
+	// The whole catalog: the SOA, NS, version, the three domains (the
+	// signed one too: it transfers signed), the SOA.
 	rrs := drain(t, must(h.Transfer(testCatalog, 0)))
-	if len(rrs) != 6 || rrs[0].Header().Rrtype != dns.TypeSOA || rrs[5].Header().Rrtype != dns.TypeSOA {
+	if len(rrs) != 7 || rrs[0].Header().Rrtype != dns.TypeSOA || rrs[6].Header().Rrtype != dns.TypeSOA {
 		t.Errorf("AXFR of the catalog: %v", rrs)
 	}
 	if rrs := drain(t, must(h.Transfer(testCatalog, 5))); len(rrs) != 1 {

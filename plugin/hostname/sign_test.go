@@ -13,6 +13,7 @@ import (
 
 	"github.com/coredns/coredns/plugin/pkg/dnstest"
 	"github.com/coredns/coredns/plugin/test"
+	"github.com/hostmint/hostmint/plugin/hostname/chain"
 	"github.com/hostmint/hostmint/plugin/hostname/index"
 	"github.com/hostmint/hostmint/plugin/hostname/sign"
 	"github.com/hostmint/hostmint/plugin/hostname/xfr"
@@ -32,7 +33,7 @@ func signedFixture(tb testing.TB, n int, signed bool) *Handler {
 			tb.Fatal(err)
 		}
 		z := (*h.index.Zones())["example.org."]
-		z.Signed, z.Signer = true, sign.New("example.org.", k, priv.(crypto.Signer))
+		z.Signed, z.Signer, z.Chain = true, sign.New("example.org.", k, priv.(crypto.Signer)), chain.New("example.org.", k, priv.(crypto.Signer))
 	}
 	for i := range n {
 		nd := &index.Node{Owner: index.Holder(fmt.Sprint(i)), Host: true, Addrs: index.PackAddrs([]netip.Addr{netip.AddrFrom4([4]byte{198, 51, byte(i >> 8), byte(i)})})}
@@ -198,8 +199,8 @@ func TestSignedZoneWithoutKey(t *testing.T) {
 			t.Errorf("%s: rcode %d, wrote %v; want SERVFAIL, nothing written", dns.TypeToString[qtype], rcode, rec.Msg)
 		}
 	}
-	if _, err := h.Transfer("example.org.", 0); !errors.Is(err, xfr.ErrSigned) {
-		t.Errorf("transfer: %v, want xfr.ErrSigned", err)
+	if _, err := h.Transfer("example.org.", 0); !errors.Is(err, xfr.ErrNoKey) {
+		t.Errorf("transfer: %v, want xfr.ErrNoKey", err)
 	}
 	if got := h.index.Transferable([]string{"example.org."}); len(got) != 0 {
 		t.Errorf("transferable (NOTIFYed) = %v, want none", got)

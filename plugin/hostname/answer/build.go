@@ -209,22 +209,30 @@ func (a *Answerer) apex(r *reply, qtype uint16) {
 		rrs = append(rrs, served.Rewrite(z.CAA, r.owner, served.TTL)...)
 	}
 	if z.Signer != nil && (qtype == dns.TypeDNSKEY || qtype == dns.TypeCDNSKEY || qtype == dns.TypeCDS) {
-		// The key, and the same key as CDNSKEY and its DS as CDS (RFC 7344,
-		// RFC 8078): a parent that scans for them installs the DS itself.
-		k := *z.Signer.DNSKEY()
-		k.Hdr.Name, k.Hdr.Ttl = r.owner, ttlDNSKEY
-		switch qtype {
-		case dns.TypeDNSKEY:
-			rrs = append(rrs, &k)
-		case dns.TypeCDNSKEY:
-			rrs = append(rrs, k.ToCDNSKEY())
-		case dns.TypeCDS:
-			if ds := k.ToDS(dns.SHA256); ds != nil {
-				rrs = append(rrs, ds.ToCDS())
+		for _, k := range Keys(z, r.owner) {
+			if k.Header().Rrtype == qtype {
+				rrs = append(rrs, k)
 			}
 		}
 	}
 	r.positive(rrs)
+}
+
+// Keys are a signed zone's DNSKEY, CDNSKEY and CDS at owner (its apex, as
+// asked), in type order: the key, and the same key as CDNSKEY and its DS
+// as CDS (RFC 7344, RFC 8078), so that a parent that scans for them
+// installs the DS itself. Answers and transfers serve these.
+func Keys(z *index.Zone, owner string) []dns.RR {
+	if z.Signer == nil {
+		return nil
+	}
+	k := *z.Signer.DNSKEY()
+	k.Hdr.Name, k.Hdr.Ttl = owner, ttlDNSKEY
+	rrs := []dns.RR{&k}
+	if ds := k.ToDS(dns.SHA256); ds != nil {
+		rrs = append(rrs, ds.ToCDS())
+	}
+	return append(rrs, k.ToCDNSKEY())
 }
 
 // sign adds the RRSIGs, and on a negative answer the NSEC that proves it.

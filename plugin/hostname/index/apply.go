@@ -9,6 +9,7 @@ import (
 	"time"
 
 	clog "github.com/coredns/coredns/plugin/pkg/log"
+	"github.com/hostmint/hostmint/plugin/hostname/chain"
 	"github.com/hostmint/hostmint/plugin/hostname/sign"
 	"github.com/hostmint/hostmint/served"
 	"github.com/hostmint/hostmint/storage"
@@ -71,10 +72,11 @@ func (ix *Index) Load(ctx context.Context, q storage.Queries) error {
 	if err != nil {
 		return err
 	}
-	last, err := q.LastChange(ctx)
+	newest, err := q.NewestChange(ctx)
 	if err != nil {
 		return err
 	}
+	last := newest.ID
 	ix.extra, ix.regNames, ix.regDue = extra, regNames, regDue
 	ix.size.Store(n)
 	// The names and the serial change together, as a zone transfer's
@@ -83,6 +85,8 @@ func (ix *Index) Load(ctx context.Context, q storage.Queries) error {
 	ix.zones.Store(&zs)
 	ix.serial.Store(uint32(last))
 	ix.jr.reset(uint32(last))
+	ix.jr.clock = nil
+	ix.jr.tick(uint32(last), newest.CreatedAt)
 	ix.jr.mu.Unlock()
 	ix.loaded.Store(true)
 	// A snapshot leaves garbage about the size of the index (rows, the
@@ -173,6 +177,19 @@ func (ix *Index) Apply(ctx context.Context, q storage.Queries, cs []storage.Chan
 	}
 	ix.applyRegistrations(rgs, regs, zs, serial, built, zones)
 	ix.sweepRegistrations(zs, built)
+	hour, _ := ix.jr.clockAt(serial)
+	for _, c := range cs {
+		ix.jr.tick(uint32(c.ID), c.CreatedAt)
+	}
+	if now, _ := ix.jr.clockAt(serial); now != hour {
+		// A new hour: some of every signed zone's signatures may be due
+		// for renewal (package chain), which its secondaries learn by IXFR.
+		for name, z := range zs {
+			if z.Chain != nil {
+				zones[name] = true
+			}
+		}
+	}
 	ix.serial.Store(serial)
 	if domainsChanged {
 		// A domain's CAA policy or signing stands at every name: an IXFR
@@ -305,8 +322,8 @@ func (ix *Index) loadZones(ctx context.Context, q storage.Queries, prev Set, siz
 		if d.DNSSEC {
 			z.Signed = true
 			if old := prev[name]; old != nil && old.DNSKEY == d.DNSKEY && old.Signer != nil {
-				z.Signer = old.Signer
-			} else if z.Signer, err = ix.newSigner(d); err != nil {
+				z.Signer, z.Chain = old.Signer, old.Chain
+			} else if z.Signer, z.Chain, err = ix.newSigners(d); err != nil {
 				// Never unsigned: its parent publishes a DS, so an unsigned
 				// answer is bogus to every validating resolver, and a
 				// secondary would keep an unsigned copy for the SOA's expire.
@@ -319,13 +336,15 @@ func (ix *Index) loadZones(ctx context.Context, q storage.Queries, prev Set, siz
 	return zs, nil
 }
 
-func (ix *Index) newSigner(d *storage.Domain) (*sign.Signer, error) {
+// newSigners are d's signers, for answers and for transfers, with its key.
+func (ix *Index) newSigners(d *storage.Domain) (*sign.Signer, *chain.Signer, error) {
 	if ix.signers == nil {
-		return nil, errors.New("no key opens DNSSEC keys (cert_encryption_key_file)")
+		return nil, nil, errors.New("no key opens DNSSEC keys (cert_encryption_key_file)")
 	}
 	s, err := ix.signers(d)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return sign.New(dns.Fqdn(d.Name), s.DNSKEY, s.Key), nil
+	name := dns.Fqdn(d.Name)
+	return sign.New(name, s.DNSKEY, s.Key), chain.New(name, s.DNSKEY, s.Key), nil
 }

@@ -1,6 +1,10 @@
 package index
 
-import "github.com/hostmint/hostmint/storage"
+import (
+	"time"
+
+	"github.com/hostmint/hostmint/storage"
+)
 
 // An index set by hand, for the tests and benchmarks of what answers and
 // transfers from it (the plugin's); nothing else calls these.
@@ -8,8 +12,12 @@ import "github.com/hostmint/hostmint/storage"
 // SetZones makes zs the index's zone set.
 func (ix *Index) SetZones(zs Set) { ix.zones.Store(&zs) }
 
-// SetSerial moves the index to serial.
-func (ix *Index) SetSerial(serial uint32) { ix.serial.Store(serial) }
+// SetSerial moves the index to serial; its clock (a signed zone's windows) is the hour now.
+func (ix *Index) SetSerial(serial uint32) {
+	ix.serial.Store(serial)
+	ix.jr.clock = nil
+	ix.jr.tick(serial, time.Now().UnixMilli())
+}
 
 // SetLoaded says whether the first snapshot is in.
 func (ix *Index) SetLoaded(loaded bool) { ix.loaded.Store(loaded) }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hostmint/hostmint/domains"
+	"github.com/hostmint/hostmint/plugin/hostname/chain"
 	"github.com/hostmint/hostmint/plugin/hostname/sign"
 	"github.com/hostmint/hostmint/storage"
 	"github.com/miekg/dns"
@@ -84,8 +85,11 @@ type Zone struct {
 	// CatalogVersion is the domain's (storage.Domain.CatalogVersion).
 	CatalogVersion int64
 	Signer         *sign.Signer // nil when the domain is not signed, or its key cannot be opened
-	DNSKEY         string       // the DNSKEY the signer was made from
-	Kind           string       // kindPool or kindTeam, for metrics
+	// Chain signs the zone whole for transfers, with the same key; nil
+	// when Signer is.
+	Chain  *chain.Signer
+	DNSKEY string // the DNSKEY the signer was made from
+	Kind   string // kindPool or kindTeam, for metrics
 	// Names are the zone's Names below its apex (lowercase FQDN ->
 	// *node), those of a zone below it excepted.
 	Names *Table
@@ -242,14 +246,14 @@ func (ix *Index) Unservable() []string {
 	return names
 }
 
-// Transferable are those of zones a secondary may transfer: not the
-// signed ones, which are signed answer by answer and never leave the node
-// (nor are NOTIFYed).
+// Transferable are those of zones a secondary may transfer: not a signed
+// one whose key this node cannot open, which is never transferred unsigned
+// (nor NOTIFYed).
 func (ix *Index) Transferable(zones []string) []string {
 	zs := *ix.zones.Load()
 	out := make([]string, 0, len(zones))
 	for _, name := range zones {
-		if z := zs[name]; z != nil && !z.Signed {
+		if z := zs[name]; z != nil && !z.Unservable() {
 			out = append(out, name)
 		}
 	}

@@ -19,6 +19,9 @@ type journal struct {
 	floor uint32 // where every zone's journal starts, since the last reset
 	zones map[string]*zoneJournal
 	order []journalRef // every entry's zone and serial, oldest first (trimming)
+	// clock is the feed's clock by serial (clock.go): an hourly mark, kept
+	// from the last reset on.
+	clock []clockMark
 }
 
 // zoneJournal is one zone's changes, in serial order.
@@ -46,6 +49,7 @@ const journalMax = 100_000
 // reset empties the journal: IXFRs start from serial on.
 func (j *journal) reset(serial uint32) {
 	j.zones, j.order, j.floor = map[string]*zoneJournal{}, j.order[:0], serial
+	j.trimClock(serial)
 }
 
 // add records what name, of zone, held before the change that brings serial.

@@ -11,13 +11,19 @@ import (
 // name (none for a name that does not exist) and that nothing else is there.
 // Its TTL is the SOA's MINIMUM, as a denial's SOA is (RFC 9077).
 func NSEC(owner string, types []uint16, ttl uint32) *dns.NSEC {
-	bitmap := append(append([]uint16{}, types...), dns.TypeRRSIG, dns.TypeNSEC)
-	slices.Sort(bitmap)
 	return &dns.NSEC{
 		Hdr:        dns.RR_Header{Name: owner, Rrtype: dns.TypeNSEC, Class: dns.ClassINET, Ttl: ttl},
 		NextDomain: successor(strings.ToLower(owner)), // in the case it is signed in, whichever canonical form a validator takes (RFC 6840 5.1)
-		TypeBitMap: bitmap,
+		TypeBitMap: Bitmap(types, dns.TypeRRSIG, dns.TypeNSEC),
 	}
+}
+
+// Bitmap is an NSEC's (or NSEC3's) type list: types and with, sorted,
+// each once.
+func Bitmap(types []uint16, with ...uint16) []uint16 {
+	out := append(append(make([]uint16, 0, len(types)+len(with)), types...), with...)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // successor is the name right after owner in canonical order (RFC 4034

@@ -71,7 +71,7 @@ func (s *Signer) cacheOf(rrs []dns.RR) *cache.Cache[*dns.RRSIG] {
 func (s *Signer) sign(rrs []dns.RR, fullTTL uint32, now time.Time) *dns.RRSIG {
 	hdr := rrs[0].Header()
 	owner := strings.ToLower(hdr.Name)
-	key := rrsetKey(owner, hdr.Rrtype, rrs)
+	key := RRsetKey(owner, hdr.Rrtype, rrs)
 	c := s.cacheOf(rrs)
 	if sig, ok := c.Get(key); ok && time.Unix(int64(sig.Expiration), 0).Sub(now) > Refresh {
 		return asServed(sig, hdr)
@@ -100,10 +100,10 @@ func (s *Signer) sign(rrs []dns.RR, fullTTL uint32, now time.Time) *dns.RRSIG {
 	return asServed(sig, hdr)
 }
 
-// rrsetKey identifies an RRset's content (owner, type, rdata) whatever its
+// RRsetKey identifies an RRset's content (owner, type, rdata) whatever its
 // TTL: FNV-1a over the wire-form rdata, packed into a pooled buffer, so the
 // answer path neither formats text nor allocates for it.
-func rrsetKey(owner string, t uint16, rrs []dns.RR) uint64 {
+func RRsetKey(owner string, t uint16, rrs []dns.RR) uint64 {
 	const prime = 1099511628211
 	h := uint64(14695981039346656037)
 	add := func(b byte) { h = (h ^ uint64(b)) * prime }
@@ -131,13 +131,13 @@ func rrsetKey(owner string, t uint16, rrs []dns.RR) uint64 {
 	// FNV's low bits depend on the input's low bits only, and the cache
 	// picks its shard by the low 8: finish with a mixer so that similar
 	// RRsets spread evenly instead of overflowing a few shards.
-	return mix64(h)
+	return Mix64(h)
 }
 
-// mix64 is splitmix64's finaliser: every input bit moves every output bit,
+// Mix64 is splitmix64's finaliser: every input bit moves every output bit,
 // so keys that differ in a few bits (counted-up names, nearby addresses)
 // spread over a cache's shards, which are picked by the low 8 bits.
-func mix64(h uint64) uint64 {
+func Mix64(h uint64) uint64 {
 	h ^= h >> 30
 	h *= 0xbf58476d1ce4e5b9
 	h ^= h >> 27

@@ -22,7 +22,7 @@ func TestSignatureKeysSpread(t *testing.T) {
 	counts := make([]int, 256)
 	for i := range n {
 		owner := fmt.Sprintf("h%07d.example.org.", i)
-		counts[rrsetKey(owner, dns.TypeA, []dns.RR{a(owner, i)})&255]++
+		counts[RRsetKey(owner, dns.TypeA, []dns.RR{a(owner, i)})&255]++
 	}
 	if most := slices.Max(counts); most > 2*n/256 {
 		t.Errorf("fullest shard holds %d keys; mean %d", most, n/256)

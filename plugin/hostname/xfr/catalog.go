@@ -14,15 +14,15 @@ import (
 // The catalog zone (RFC 9432, version 2): the served domains a secondary
 // can transfer, so that a secondary configured with the catalog alone
 // (Knot's catalog-role interpret, BIND's catalog-zones) serves every
-// domain, those added later included. Signed domains are left out: they
-// are signed answer by answer and never transferred.
+// domain, those added later included. Signed domains are members as any
+// other (they transfer signed), and stay members when signed or unsigned.
 //
 // Everything in it is read from the zone set, so every node sharing a
 // store serves the same catalog: a member's id is a hash of its domain's
 // id (stable across transfers, restarts and nodes), and the serial is one
 // more than the sum of the domains' catalog versions, each of which moves
-// by one whenever its domain enters or leaves the catalog (created,
-// signed, unsigned; domains are never deleted). So the serial only grows,
+// by one whenever its domain enters the catalog (created; domains are
+// never deleted). So the serial only grows,
 // it moves with every change of membership, and with nothing else.
 
 // catalogData is the catalog at one serial.
@@ -49,11 +49,11 @@ func catalogOf(name string, zs *index.Set) *catalogData {
 	}
 	c.add(name, &dns.NS{Hdr: hdr(name, dns.TypeNS), Ns: "invalid."})
 	c.add(name, &dns.TXT{Hdr: hdr("version."+name, dns.TypeTXT), Txt: []string{catalogVersion}})
+	// Whether this node can open a signed member's key is its own
+	// affair: the catalog is the same on every node.
 	members := make([]*index.Zone, 0, len(*zs))
 	for _, z := range *zs {
-		if !z.Signed {
-			members = append(members, z)
-		}
+		members = append(members, z)
 	}
 	slices.SortFunc(members, func(a, b *index.Zone) int { return strings.Compare(a.Name, b.Name) })
 	for _, z := range members {

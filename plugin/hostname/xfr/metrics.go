@@ -16,7 +16,7 @@ func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
 var (
 	xfrOut     = counterVec("transfers_total", "Zone transfers served to secondaries, by kind (axfr, also an IXFR's fallback; ixfr: the difference; current: an IXFR of a zone the secondary has).", "kind")
 	notifies   = counterVec("notifies_total", "NOTIFYs sent to secondaries for changed zones, by result (sent, failed).", "result")
-	xfrRefused = counterVec("transfers_refused_total", "Zone transfers refused, by reason (signed: the zone is signed online; key: a store TSIG key may not transfer the zone).", "reason")
+	xfrRefused = counterVec("transfers_refused_total", "Zone transfers refused, by reason (no_key: the zone is signed and this node cannot open its key; key: a store TSIG key may not transfer the zone).", "reason")
 )
 
 func init() {
@@ -25,7 +25,7 @@ func init() {
 	for _, k := range []string{"axfr", "ixfr", "current"} {
 		xfrOut.WithLabelValues(k)
 	}
-	for _, r := range []string{"signed", "key"} {
+	for _, r := range []string{"no_key", "key"} {
 		xfrRefused.WithLabelValues(r)
 	}
 	for _, r := range []string{"sent", "failed"} {

@@ -50,11 +50,10 @@ func (x *Transfers) SetIndex(ix *index.Index) { x.ix = ix }
 // those, so a million-name zone is never held twice.
 const xfrBatch = 512
 
-// ErrSigned refuses the transfer of a signed zone: it is signed online, one
-// answer at a time, with NSEC "black lies", so there is no NSEC chain and
-// no set of signatures to hand a secondary, and an unsigned copy would be
-// served without the DS chain its parent publishes.
-var ErrSigned = errors.New("a signed zone is not transferred: it is signed online, answer by answer")
+// ErrNoKey refuses the transfer of a signed zone whose key this node
+// cannot open: an unsigned copy would be served without the DS chain its
+// parent publishes.
+var ErrNoKey = errors.New("the zone is signed and this node cannot open its key: it is never transferred unsigned")
 
 // errNotLoaded refuses a transfer before the first snapshot is in.
 var errNotLoaded = errors.New("the index is not loaded yet")
@@ -74,10 +73,10 @@ func (x *Transfers) Transfer(zone string, serial uint32) (<-chan []dns.RR, error
 	if !x.ix.Loaded() {
 		return nil, errNotLoaded
 	}
-	if z.Signed {
-		xfrRefused.WithLabelValues("signed").Inc()
-		log.Warningf("refused a transfer of %s: %v", z.Name, ErrSigned)
-		return nil, ErrSigned
+	if z.Unservable() {
+		xfrRefused.WithLabelValues("no_key").Inc()
+		log.Warningf("refused a transfer of %s: %v", z.Name, ErrNoKey)
+		return nil, ErrNoKey
 	}
 	soa := x.answers.SOA(z, x.soa.Minimum)
 	ch := make(chan []dns.RR, 2)
@@ -107,13 +106,17 @@ func (x *Transfers) Transfer(zone string, serial uint32) (<-chan []dns.RR, error
 	switch {
 	case z == nil:
 		return nil, transfer.ErrNotAuthoritative
-	case z.Signed:
-		xfrRefused.WithLabelValues("signed").Inc()
-		log.Warningf("refused a transfer of %s: %v", z.Name, ErrSigned)
-		return nil, ErrSigned
+	case z.Unservable():
+		xfrRefused.WithLabelValues("no_key").Inc()
+		log.Warningf("refused a transfer of %s: %v", z.Name, ErrNoKey)
+		return nil, ErrNoKey
 	}
 	go func() {
 		defer close(ch)
+		if z.Signed {
+			x.signedAXFR(z, chunks, at, ch)
+			return
+		}
 		x.axfr(z, chunks, at, ch)
 	}()
 	return ch, nil
@@ -130,7 +133,7 @@ func (x *Transfers) Transfer(zone string, serial uint32) (<-chan []dns.RR, error
 // little would keep a stale address beside the new one.
 func (x *Transfers) ixfr(name string, serial uint32) ([]dns.RR, bool) {
 	z, cur, names, old, now, ok := x.ix.Changes(name, serial)
-	if !ok || z.Signed { // the AXFR path answers, or refuses
+	if !ok || z.Signed { // the AXFR path answers, or refuses; IXFR of a signed zone: TODO below
 		return nil, false
 	}
 	// The serial read with the names, not the index's by now.

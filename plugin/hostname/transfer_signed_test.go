@@ -1,0 +1,167 @@
+package hostname
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hostmint/hostmint/plugin/hostname/chain"
+	"github.com/hostmint/hostmint/plugin/hostname/index"
+	"github.com/miekg/dns"
+)
+
+// A signed zone transfers signed: the DNSKEY set, an RRSIG over every
+// RRset that verifies with it, and an NSEC chain over every name in
+// canonical order, back to the apex.
+func TestSignedAXFR(t *testing.T) {
+	t.Parallel()
+	h := signedFixture(t, 40, true)
+	// A name with records below it: an empty non-terminal between.
+	h.index.Put("_acme-challenge.h000003.example.org.", &index.Node{Owner: index.Holder("3"),
+		RRsets: map[uint16][]dns.RR{dns.TypeTXT: {mustRR(t, "_acme-challenge.h000003.example.org. 60 IN TXT \"v\"")}}})
+	h.index.Put("b.a._tcp.h000004.example.org.", &index.Node{Owner: index.Holder("4"),
+		RRsets: map[uint16][]dns.RR{dns.TypeTXT: {mustRR(t, "b.a._tcp.h000004.example.org. 300 IN TXT \"w\"")}}})
+	h.index.Put("a._tcp.h000004.example.org.", &index.Node{Owner: index.Holder("4")})
+	h.index.Put("v6.example.org.", &index.Node{Owner: index.Holder("v6"), Host: true,
+		Addrs: index.PackAddrs([]netip.Addr{netip.MustParseAddr("2001:db8::1"), netip.MustParseAddr("192.0.2.9")})})
+	z := (*h.index.Zones())["example.org."]
+	rrs := transferAll(t, h, 0)
+	checkSignedZone(t, rrs, z.Chain.DNSKEY(), time.Now())
+
+	// Again: the same bytes (signatures are deterministic, and cached).
+	again := transferAll(t, h, 0)
+	if len(again) != len(rrs) {
+		t.Fatalf("second AXFR: %d records, first %d", len(again), len(rrs))
+	}
+	for i := range rrs {
+		if rrs[i].String() != again[i].String() {
+			t.Fatalf("second AXFR differs at %d:\n%v\n%v", i, rrs[i], again[i])
+		}
+	}
+}
+
+func mustRR(t *testing.T, s string) dns.RR {
+	t.Helper()
+	rr, err := dns.NewRR(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rr
+}
+
+// transferAll is the whole transfer of example.org. from serial.
+func transferAll(t *testing.T, h *Handler, serial uint32) []dns.RR {
+	t.Helper()
+	ch, err := h.Transfer("example.org.", serial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rrs []dns.RR
+	for b := range ch {
+		rrs = append(rrs, b...)
+	}
+	return rrs
+}
+
+// checkSignedZone checks an AXFR of a signed zone as a validator would read
+// a secondary's copy: SOA first and last and nowhere else; every RRset
+// signed by key, valid at now; an NSEC at every name that holds data,
+// in canonical order, the last back to the apex, each listing its types.
+func checkSignedZone(t *testing.T, rrs []dns.RR, key *dns.DNSKEY, now time.Time) {
+	t.Helper()
+	if len(rrs) < 2 || rrs[0].Header().Rrtype != dns.TypeSOA || rrs[len(rrs)-1].Header().Rrtype != dns.TypeSOA {
+		t.Fatalf("not framed by the SOA: %d records", len(rrs))
+	}
+	apex := rrs[0].Header().Name
+	type set struct {
+		name string
+		t    uint16
+	}
+	sets := map[set][]dns.RR{}
+	sigs := map[set][]*dns.RRSIG{}
+	types := map[string][]uint16{}
+	nsecs := map[string]*dns.NSEC{}
+	for i, rr := range rrs[:len(rrs)-1] {
+		h := rr.Header()
+		if h.Rrtype == dns.TypeSOA && i != 0 {
+			t.Fatalf("a SOA in the middle, at %d", i)
+		}
+		switch r := rr.(type) {
+		case *dns.RRSIG:
+			sigs[set{h.Name, r.TypeCovered}] = append(sigs[set{h.Name, r.TypeCovered}], r)
+			continue
+		case *dns.NSEC:
+			if nsecs[h.Name] != nil {
+				t.Errorf("two NSECs at %s", h.Name)
+			}
+			nsecs[h.Name] = r
+		}
+		k := set{h.Name, h.Rrtype}
+		if sets[k] == nil && h.Rrtype != dns.TypeNSEC {
+			types[h.Name] = append(types[h.Name], h.Rrtype)
+		}
+		sets[k] = append(sets[k], rr)
+	}
+	for k, rrset := range sets {
+		ok := false
+		for _, sig := range sigs[k] {
+			if sig.Verify(key, rrset) == nil && sig.ValidityPeriod(now) {
+				ok = true
+			}
+		}
+		if !ok {
+			t.Errorf("%s %s: no valid RRSIG among %v", k.name, dns.TypeToString[k.t], sigs[k])
+		}
+	}
+	owners := make([]string, 0, len(types))
+	for n := range types {
+		owners = append(owners, n)
+		if nsecs[n] == nil {
+			t.Errorf("%s holds %v and has no NSEC", n, types[n])
+		}
+	}
+	if len(nsecs) != len(owners) {
+		t.Errorf("%d NSECs for %d names", len(nsecs), len(owners))
+	}
+	slices.SortFunc(owners, chain.Compare)
+	if owners[0] != apex {
+		t.Fatalf("the first name is %s, not the apex", owners[0])
+	}
+	for i, n := range owners {
+		next := owners[(i+1)%len(owners)]
+		nsec := nsecs[n]
+		if nsec == nil {
+			continue
+		}
+		if !strings.EqualFold(nsec.NextDomain, next) {
+			t.Errorf("NSEC at %s points to %s, want %s", n, nsec.NextDomain, next)
+		}
+		want := append(slices.Clone(types[n]), dns.TypeRRSIG, dns.TypeNSEC)
+		slices.Sort(want)
+		if !slices.Equal(nsec.TypeBitMap, want) {
+			t.Errorf("NSEC at %s lists %v, want %v", n, nsec.TypeBitMap, want)
+		}
+	}
+}
+
+// The canonical order the chain follows (RFC 4034 6.1's example).
+func TestCanonicalOrder(t *testing.T) {
+	t.Parallel()
+	want := []string{"example.", "a.example.", "yljkjljk.a.example.", "Z.a.example.", "zABC.a.EXAMPLE.",
+		"z.example.", "\\001.z.example.", "*.z.example.", "\\200.z.example."}
+	got := slices.Clone(want)
+	for i := range 20 {
+		slices.Reverse(got)
+		if i%2 == 0 {
+			got[0], got[len(got)-1] = got[len(got)-1], got[0]
+		}
+		slices.SortFunc(got, chain.Compare)
+		if !slices.Equal(got, want) {
+			t.Fatalf("sorted %v\nwant   %v", got, want)
+		}
+	}
+	_ = fmt.Sprint()
+}

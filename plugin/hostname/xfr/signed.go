@@ -1,0 +1,121 @@
+package xfr
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/hostmint/hostmint/plugin/hostname/answer"
+	"github.com/hostmint/hostmint/plugin/hostname/chain"
+	"github.com/hostmint/hostmint/plugin/hostname/index"
+	"github.com/hostmint/hostmint/served"
+	"github.com/miekg/dns"
+)
+
+// A signed zone goes to secondaries signed (package chain): what its
+// names serve is the same projection an unsigned transfer sends (NodeRRs,
+// the apex's records), read at one serial and signed in the windows of
+// that serial's clock.
+
+// signedZone is z at one serial as chain.Stream reads it: the apex first,
+// then its other names in canonical order.
+type signedZone struct {
+	x      *Transfers
+	z      *index.Zone
+	soa    dns.RR
+	names  []index.Named // names[0] is the apex (Node: a hostname's there, if any)
+	static map[string]index.AddrList
+}
+
+// newSignedZone orders the names of z at one serial (chunks, as
+// ZoneNames reads them) for signing.
+func (x *Transfers) newSignedZone(z *index.Zone, chunks [][]index.Named, soa dns.RR) *signedZone {
+	s := &signedZone{x: x, z: z, soa: soa, static: map[string]index.AddrList{}}
+	_, static := x.answers.Nameservers()
+	for n, addrs := range static {
+		if zz := x.ix.ZoneOf(n); zz != nil && zz.Name == z.Name {
+			s.static[n] = addrs
+		}
+	}
+	size := 1 + len(s.static)
+	for _, c := range chunks {
+		size += len(c)
+	}
+	s.names = make([]index.Named, 1, size)
+	s.names[0].Name = z.Name
+	seen := map[string]bool{}
+	for i, c := range chunks {
+		for _, e := range c {
+			switch {
+			case e.Node == nil:
+			case e.Name == z.Name:
+				s.names[0].Node = e.Node
+			default:
+				s.names = append(s.names, e)
+				if _, ok := s.static[e.Name]; ok {
+					seen[e.Name] = true
+				}
+			}
+		}
+		chunks[i] = nil // what is ordered need not be kept twice
+	}
+	for n := range s.static {
+		if !seen[n] && n != z.Name {
+			s.names = append(s.names, index.Named{Name: n})
+		}
+	}
+	slices.SortFunc(s.names[1:], func(a, b index.Named) int { return chain.Compare(a.Name, b.Name) })
+	return s
+}
+
+func (s *signedZone) Len() int          { return len(s.names) }
+func (s *signedZone) Name(i int) string { return s.names[i].Name }
+
+// RRs are what the i-th name serves, grouped by type: the apex's records
+// with its SOA (signed, but sent by the transfer's frame), and at every
+// name what an unsigned transfer sends.
+func (s *signedZone) RRs(i int) []dns.RR {
+	e := s.names[i]
+	var rrs []dns.RR
+	if i == 0 {
+		rrs = append(rrs, s.soa)
+		rrs = append(rrs, s.x.answers.NS(s.z.Name)...)
+		rrs = append(rrs, served.Rewrite(s.z.CAA, s.z.Name, served.TTL)...)
+		rrs = append(rrs, answer.Keys(s.z, s.z.Name)...)
+	}
+	if e.Node != nil {
+		rrs = append(rrs, s.x.NodeRRs(s.z, e.Name, e.Node)...)
+	}
+	if addrs, ok := s.static[e.Name]; ok {
+		rrs = append(rrs, index.AddrRRs(e.Name, dns.TypeA, addrs, answer.NSTTL)...)
+		rrs = append(rrs, index.AddrRRs(e.Name, dns.TypeAAAA, addrs, answer.NSTTL)...)
+	}
+	slices.SortStableFunc(rrs, func(a, b dns.RR) int { return cmp.Compare(a.Header().Rrtype, b.Header().Rrtype) })
+	return rrs
+}
+
+// signedAXFR streams z, as it stood at serial, signed: the SOA, every
+// name's records with their RRSIGs and NSEC, and the SOA again.
+func (x *Transfers) signedAXFR(z *index.Zone, chunks [][]index.Named, serial uint32, ch chan<- []dns.RR) {
+	soa := x.answers.SOA(z, x.soa.Minimum)
+	soa.(*dns.SOA).Serial = serial
+	hour, ok := x.ix.Clock(serial)
+	if !ok {
+		log.Errorf("transfer of %s: the clock of serial %d is not known; the transfer is cut short", z.Name, serial)
+		return
+	}
+	sz := x.newSignedZone(z, chunks, soa)
+	z.Chain.Expect(2 * sz.Len())
+	ch <- []dns.RR{soa}
+	err := z.Chain.Stream(sz, x.soa.Minimum, hour, func(rrs []dns.RR) {
+		// The SOA is signed with the apex, and sent by the frame alone:
+		// one in the middle would end the transfer there.
+		rrs = slices.DeleteFunc(rrs, func(rr dns.RR) bool { return rr.Header().Rrtype == dns.TypeSOA })
+		ch <- rrs
+	})
+	if err != nil {
+		log.Errorf("transfer of %s cut short: signing failed: %v", z.Name, err)
+		return // no closing SOA: the secondary discards what it got
+	}
+	ch <- []dns.RR{soa}
+	xfrOut.WithLabelValues("axfr").Inc()
+}
