@@ -34,6 +34,7 @@ func signedFixture(tb testing.TB, n int, signed bool) *Handler {
 		}
 		z := (*h.index.Zones())["example.org."]
 		z.Signed, z.Signer, z.Chain = true, sign.New("example.org.", k, priv.(crypto.Signer)), chain.New("example.org.", k, priv.(crypto.Signer))
+		h.index.KeepOrders()
 	}
 	for i := range n {
 		nd := &index.Node{Owner: index.Holder(fmt.Sprint(i)), Host: true, Addrs: index.PackAddrs([]netip.Addr{netip.AddrFrom4([4]byte{198, 51, byte(i >> 8), byte(i)})})}

@@ -2,6 +2,8 @@ package hostname
 
 import (
 	"fmt"
+	"maps"
+	"math/rand/v2"
 	"net/netip"
 	"slices"
 	"strings"
@@ -163,5 +165,143 @@ func TestCanonicalOrder(t *testing.T) {
 			t.Fatalf("sorted %v\nwant   %v", got, want)
 		}
 	}
-	_ = fmt.Sprint()
+}
+
+// zoneSet is a transfer's records but the SOA, as text, for comparing a
+// secondary's copy.
+func zoneSet(rrs []dns.RR) map[string]bool {
+	set := map[string]bool{}
+	for _, rr := range rrs {
+		if rr.Header().Rrtype != dns.TypeSOA {
+			set[rr.String()] = true
+		}
+	}
+	return set
+}
+
+// applyIXFR applies an IXFR's difference to a secondary's copy as a strict
+// secondary does: a deletion of a record it lacks, or an addition of one
+// it has, fails the transfer.
+func applyIXFR(t *testing.T, copy map[string]bool, rrs []dns.RR, from, to uint32) {
+	t.Helper()
+	soas := 0
+	for i, rr := range rrs {
+		if soa, ok := rr.(*dns.SOA); ok {
+			soas++
+			want := to
+			if soas == 2 {
+				want = from
+			}
+			if soa.Serial != want {
+				t.Fatalf("SOA %d of the IXFR has serial %d, want %d", soas, soa.Serial, want)
+			}
+			continue
+		}
+		k := rr.String()
+		switch {
+		case soas == 2 && !copy[k]:
+			t.Fatalf("the IXFR deletes what the secondary lacks (record %d): %s", i, k)
+		case soas == 2:
+			delete(copy, k)
+		case soas == 3 && copy[k]:
+			t.Fatalf("the IXFR adds what the secondary has (record %d): %s", i, k)
+		case soas == 3:
+			copy[k] = true
+		default:
+			t.Fatalf("record %d outside the IXFR's sections: %s", i, k)
+		}
+	}
+	if soas != 4 {
+		t.Fatalf("an IXFR of %d SOAs, want 4 (a difference)", soas)
+	}
+}
+
+// A signed zone's IXFR takes a secondary's copy to exactly what an AXFR
+// sends now, through random creates, removals and changes (the chain's
+// first and last names among them, records below names, empty
+// non-terminals), and across a week of the clock (renewals): what it
+// deletes, the secondary holds, and what it adds, it lacks.
+func TestSignedIXFR(t *testing.T) {
+	t.Parallel()
+	h := signedFixture(t, 30, true)
+	ix := h.index
+	ix.Freeze()
+	ix.ResetJournal(testSerial)
+	ix.Thaw()
+	z := (*ix.Zones())["example.org."]
+	serial := uint32(testSerial)
+	copy := zoneSet(transferAll(t, h, 0))
+	first := maps.Clone(copy)
+	r := rand.New(rand.NewPCG(3, 4))
+	names := []string{"a", "h000001", "h000015", "zz", "m", "b.m", "_x._tcp.h000002"}
+	clock := time.Now()
+	for step := range 30 {
+		ix.Freeze()
+		next := serial + 1
+		for range 1 + r.IntN(4) {
+			n := names[r.IntN(len(names))] + ".example.org."
+			old := z.Names.Get(n)
+			ix.Journal(next, z.Name, n, old)
+			switch op := r.IntN(4); {
+			case op == 0 && old != nil:
+				(*ix.Zones()).Drop(n, old.Owner)
+			case op == 1:
+				ix.Put(n, &index.Node{Owner: index.Holder(n)}) // an empty non-terminal
+			case op == 2 && strings.Contains(n, "_"):
+				ix.Put(n, &index.Node{Owner: index.Holder(n), RRsets: map[uint16][]dns.RR{
+					dns.TypeTXT: {mustRR(t, n+" 300 IN TXT \"step "+fmt.Sprint(step)+"\"")}}})
+			default:
+				ix.Put(n, &index.Node{Owner: index.Holder(n), Host: true,
+					Addrs: index.PackAddrs([]netip.Addr{netip.AddrFrom4([4]byte{192, 0, 2, byte(r.IntN(250))})})})
+			}
+		}
+		switch step {
+		case 6:
+			clock = clock.Add(9 * 24 * time.Hour) // every window moves
+		case 12, 20:
+			clock = clock.Add(37 * time.Hour) // some do
+		}
+		ix.Tick(next, clock.UnixMilli())
+		ix.SetSerial(next)
+		ix.Thaw()
+
+		ch, err := h.Transfer(z.Name, serial)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var diff []dns.RR
+		for b := range ch {
+			diff = append(diff, b...)
+		}
+		applyIXFR(t, copy, diff, serial, next)
+		whole := transferAll(t, h, 0)
+		checkSignedZone(t, whole, z.Chain.DNSKEY(), clock)
+		if want := zoneSet(whole); !maps.Equal(copy, want) {
+			for k := range want {
+				if !copy[k] {
+					t.Errorf("step %d: the secondary lacks %s", step, k)
+				}
+			}
+			for k := range copy {
+				if !want[k] {
+					t.Errorf("step %d: the secondary keeps %s", step, k)
+				}
+			}
+			t.FailNow()
+		}
+		serial = next
+	}
+	// A secondary thirty changes and two clock jumps behind.
+	ch, err := h.Transfer(z.Name, testSerial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var diff []dns.RR
+	for b := range ch {
+		diff = append(diff, b...)
+	}
+	applyIXFR(t, first, diff, testSerial, serial)
+	if !maps.Equal(first, copy) {
+		t.Errorf("an IXFR across every step does not give the zone now")
+	}
 }

@@ -72,6 +72,9 @@ func (ix *Index) Load(ctx context.Context, q storage.Queries) error {
 	if err != nil {
 		return err
 	}
+	for _, z := range zs {
+		z.Names.keepOrder(z.Name, z.Chain != nil)
+	}
 	newest, err := q.NewestChange(ctx)
 	if err != nil {
 		return err
@@ -164,6 +167,9 @@ func (ix *Index) Apply(ctx context.Context, q storage.Queries, cs []storage.Chan
 		ix.zones.Store(&zs)
 		for _, m := range moved {
 			m.from.drop(m.name, m.n.Owner)
+		}
+		for _, z := range zs {
+			z.Names.keepOrder(z.Name, z.Chain != nil)
 		}
 	}
 	built := time.Now().UnixMilli()

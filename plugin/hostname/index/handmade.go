@@ -12,11 +12,23 @@ import (
 // SetZones makes zs the index's zone set.
 func (ix *Index) SetZones(zs Set) { ix.zones.Store(&zs) }
 
-// SetSerial moves the index to serial; its clock (a signed zone's windows) is the hour now.
+// SetSerial moves the index to serial, with a change written now (the
+// feed's clock).
 func (ix *Index) SetSerial(serial uint32) {
 	ix.serial.Store(serial)
-	ix.jr.clock = nil
 	ix.jr.tick(serial, time.Now().UnixMilli())
+}
+
+// Tick notes a change at serial written at unixMilli (the feed's clock),
+// under Freeze.
+func (ix *Index) Tick(serial uint32, unixMilli int64) { ix.jr.tick(serial, unixMilli) }
+
+// KeepOrders gives every zone with a transfer signer its canonical order,
+// as a load does.
+func (ix *Index) KeepOrders() {
+	for _, z := range *ix.zones.Load() {
+		z.Names.keepOrder(z.Name, z.Chain != nil)
+	}
 }
 
 // SetLoaded says whether the first snapshot is in.

@@ -3,6 +3,8 @@ package index
 import (
 	"hash/maphash"
 	"sync"
+
+	"github.com/hostmint/hostmint/plugin/hostname/chain"
 )
 
 // Table maps lowercase FQDNs to their nodes: plain maps in shards, each
@@ -13,6 +15,10 @@ import (
 // shard's write lock for one map operation, so answers never wait for long.
 type Table struct {
 	shards [nameShards]nameShard
+	// order is the canonical order of the names that hold records, kept
+	// while the zone is signed (its NSEC chain: order.go); nil otherwise.
+	// Written by the feed and read by transfers under the journal's lock.
+	order *chain.Order
 }
 
 const nameShards = 64
@@ -53,6 +59,7 @@ func (t *Table) Put(name string, n *Node) {
 	s.mu.Lock()
 	s.m[name] = n
 	s.mu.Unlock()
+	t.ordered(name, n)
 }
 
 // drop removes name if the hostname of owner still holds it: a released
@@ -60,10 +67,14 @@ func (t *Table) Put(name string, n *Node) {
 func (t *Table) drop(name string, owner uint64) {
 	s := t.shard(name)
 	s.mu.Lock()
-	if n := s.m[name]; n != nil && n.Owner == owner {
+	n := s.m[name]
+	if n != nil && n.Owner == owner {
 		delete(s.m, name)
 	}
 	s.mu.Unlock()
+	if n != nil && n.Owner == owner {
+		t.ordered(name, nil)
+	}
 }
 
 // Each calls f with every name and node of t, a shard at a time under its

@@ -1,5 +1,7 @@
 package index
 
+import "github.com/hostmint/hostmint/plugin/hostname/chain"
+
 // A zone's names as they stood at one serial, for transfers: read beside
 // the feed, which goes on meanwhile, and set back by the journal.
 
@@ -100,6 +102,40 @@ func asAt(chunks [][]Named, changed []string, old map[string]*Node) [][]Named {
 	return chunks
 }
 
+// Diff is what a signed zone's IXFR is made from, as it stands under the
+// journal's lock: Changes, the feed's clock at both ends, and the zone's
+// order now.
+type Diff struct {
+	Zone     *Zone
+	Cur      uint32
+	Names    []string
+	Old, Now map[string]*Node
+	HourThen int64 // the clock at the secondary's serial
+	HourNow  int64 // the clock at Cur
+	Order    *chain.Order
+}
+
+// WithChanges calls f with the Diff of the signed zone called name since
+// serial, under the journal's lock (the feed waits: f must be quick and
+// must not keep Order). It returns false, without calling f, when the
+// journal or the clock does not reach back to serial, or the zone has no
+// order (not signed here).
+func (ix *Index) WithChanges(name string, serial uint32, f func(d *Diff)) bool {
+	ix.jr.mu.Lock()
+	defer ix.jr.mu.Unlock()
+	z, cur, names, old, now, ok := ix.changes(name, serial)
+	if !ok || z.Names.order == nil {
+		return false
+	}
+	then, ok1 := ix.jr.clockAt(serial)
+	hour, ok2 := ix.jr.clockAt(cur)
+	if !ok1 || !ok2 {
+		return false
+	}
+	f(&Diff{Zone: z, Cur: cur, Names: names, Old: old, Now: now, HourThen: then, HourNow: hour, Order: z.Names.order})
+	return true
+}
+
 // Changes is what the zone called name changed since serial, for an IXFR:
 // the zone and the serial as they stood when read, the names changed, what
 // they held at serial (old: nil, the name did not exist) and what they hold
@@ -108,6 +144,11 @@ func asAt(chunks [][]Named, changed []string, old map[string]*Node) [][]Named {
 func (ix *Index) Changes(name string, serial uint32) (z *Zone, cur uint32, names []string, old, now map[string]*Node, ok bool) {
 	ix.jr.mu.Lock()
 	defer ix.jr.mu.Unlock()
+	return ix.changes(name, serial)
+}
+
+// changes is Changes; the caller holds the journal's lock.
+func (ix *Index) changes(name string, serial uint32) (z *Zone, cur uint32, names []string, old, now map[string]*Node, ok bool) {
 	z = (*ix.zones.Load())[name] // as it stands at the serial read with it
 	names, old, ok = ix.jr.since(name, serial)
 	if !ok || z == nil {

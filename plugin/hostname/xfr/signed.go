@@ -29,13 +29,7 @@ type signedZone struct {
 // newSignedZone orders the names of z at one serial (chunks, as
 // ZoneNames reads them) for signing.
 func (x *Transfers) newSignedZone(z *index.Zone, chunks [][]index.Named, soa dns.RR) *signedZone {
-	s := &signedZone{x: x, z: z, soa: soa, static: map[string]index.AddrList{}}
-	_, static := x.answers.Nameservers()
-	for n, addrs := range static {
-		if zz := x.ix.ZoneOf(n); zz != nil && zz.Name == z.Name {
-			s.static[n] = addrs
-		}
-	}
+	s := &signedZone{x: x, z: z, soa: soa, static: x.staticIn(z)}
 	size := 1 + len(s.static)
 	for _, c := range chunks {
 		size += len(c)
@@ -67,27 +61,44 @@ func (x *Transfers) newSignedZone(z *index.Zone, chunks [][]index.Named, soa dns
 	return s
 }
 
+// staticIn are the configured nameservers' addresses whose names are in z.
+func (x *Transfers) staticIn(z *index.Zone) map[string]index.AddrList {
+	in := map[string]index.AddrList{}
+	_, static := x.answers.Nameservers()
+	for n, addrs := range static {
+		if zz := x.ix.ZoneOf(n); zz != nil && zz.Name == z.Name {
+			in[n] = addrs
+		}
+	}
+	return in
+}
+
 func (s *signedZone) Len() int          { return len(s.names) }
 func (s *signedZone) Name(i int) string { return s.names[i].Name }
 
-// RRs are what the i-th name serves, grouped by type: the apex's records
-// with its SOA (signed, but sent by the transfer's frame), and at every
-// name what an unsigned transfer sends.
+// RRs are what the i-th name serves, grouped by type (ownerRRs).
 func (s *signedZone) RRs(i int) []dns.RR {
-	e := s.names[i]
+	return s.x.ownerRRs(s.z, s.names[i].Name, s.names[i].Node, s.soa, s.static)
+}
+
+// ownerRRs are what name serves in signed zone z, grouped by type: at the
+// apex its records with soa (signed, but sent by the transfer's frame),
+// and at every name what an unsigned transfer sends of n and, at a
+// nameserver's name, its addresses.
+func (x *Transfers) ownerRRs(z *index.Zone, name string, n *index.Node, soa dns.RR, static map[string]index.AddrList) []dns.RR {
 	var rrs []dns.RR
-	if i == 0 {
-		rrs = append(rrs, s.soa)
-		rrs = append(rrs, s.x.answers.NS(s.z.Name)...)
-		rrs = append(rrs, served.Rewrite(s.z.CAA, s.z.Name, served.TTL)...)
-		rrs = append(rrs, answer.Keys(s.z, s.z.Name)...)
+	if name == z.Name {
+		rrs = append(rrs, soa)
+		rrs = append(rrs, x.answers.NS(z.Name)...)
+		rrs = append(rrs, served.Rewrite(z.CAA, z.Name, served.TTL)...)
+		rrs = append(rrs, answer.Keys(z, z.Name)...)
 	}
-	if e.Node != nil {
-		rrs = append(rrs, s.x.NodeRRs(s.z, e.Name, e.Node)...)
+	if n != nil {
+		rrs = append(rrs, x.NodeRRs(z, name, n)...)
 	}
-	if addrs, ok := s.static[e.Name]; ok {
-		rrs = append(rrs, index.AddrRRs(e.Name, dns.TypeA, addrs, answer.NSTTL)...)
-		rrs = append(rrs, index.AddrRRs(e.Name, dns.TypeAAAA, addrs, answer.NSTTL)...)
+	if addrs, ok := static[name]; ok {
+		rrs = append(rrs, index.AddrRRs(name, dns.TypeA, addrs, answer.NSTTL)...)
+		rrs = append(rrs, index.AddrRRs(name, dns.TypeAAAA, addrs, answer.NSTTL)...)
 	}
 	slices.SortStableFunc(rrs, func(a, b dns.RR) int { return cmp.Compare(a.Header().Rrtype, b.Header().Rrtype) })
 	return rrs

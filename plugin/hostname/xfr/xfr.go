@@ -87,7 +87,11 @@ func (x *Transfers) Transfer(zone string, serial uint32) (<-chan []dns.RR, error
 		return ch, nil
 	}
 	if serial != 0 {
-		if rrs, ok := x.ixfr(z.Name, serial); ok {
+		ixfr := x.ixfr
+		if z.Signed {
+			ixfr = x.signedIXFR
+		}
+		if rrs, ok := ixfr(z.Name, serial); ok {
 			go func() {
 				defer close(ch)
 				for len(rrs) > 0 {
@@ -133,7 +137,7 @@ func (x *Transfers) Transfer(zone string, serial uint32) (<-chan []dns.RR, error
 // little would keep a stale address beside the new one.
 func (x *Transfers) ixfr(name string, serial uint32) ([]dns.RR, bool) {
 	z, cur, names, old, now, ok := x.ix.Changes(name, serial)
-	if !ok || z.Signed { // the AXFR path answers, or refuses; IXFR of a signed zone: TODO below
+	if !ok || z.Signed { // signedIXFR's, or the AXFR path's
 		return nil, false
 	}
 	// The serial read with the names, not the index's by now.
@@ -175,12 +179,9 @@ func (x *Transfers) axfr(z *index.Zone, chunks [][]index.Named, serial uint32, c
 	}
 	send(x.answers.NS(z.Name)...)
 	send(served.Rewrite(z.CAA, z.Name, served.TTL)...)
-	_, static := x.answers.Nameservers()
-	for n, addrs := range static {
-		if zz := x.ix.ZoneOf(n); zz != nil && zz.Name == z.Name {
-			send(index.AddrRRs(n, dns.TypeA, addrs, answer.NSTTL)...)
-			send(index.AddrRRs(n, dns.TypeAAAA, addrs, answer.NSTTL)...)
-		}
+	for n, addrs := range x.staticIn(z) {
+		send(index.AddrRRs(n, dns.TypeA, addrs, answer.NSTTL)...)
+		send(index.AddrRRs(n, dns.TypeAAAA, addrs, answer.NSTTL)...)
 	}
 	for i, c := range chunks {
 		for _, e := range c {
