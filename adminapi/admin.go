@@ -134,10 +134,11 @@ type domainRequest struct {
 	CAA         *[]string `json:"caa"`
 	DNSSEC      *bool     `json:"dnssec"`
 	DSPublished *bool     `json:"ds_published"`
+	NSEC3       *bool     `json:"nsec3"`
 }
 
 func (r domainRequest) input() domains.Input {
-	return domains.Input{Name: r.Name, AccountID: r.AccountID, Status: r.Status, CAA: r.CAA, DNSSEC: r.DNSSEC, DSPublished: r.DSPublished}
+	return domains.Input{Name: r.Name, AccountID: r.AccountID, Status: r.Status, CAA: r.CAA, DNSSEC: r.DNSSEC, DSPublished: r.DSPublished, NSEC3: r.NSEC3}
 }
 
 func (s *Server) createDomain(c *call) (int, any, error) {

@@ -316,7 +316,9 @@ func (s *Server) routeTable() []route {
 			doc: "`status` and `account_id`; `caa`, a list of CAA presentation strings (`0 issue \"ca.example\"`) served at every " +
 				"hostname of the domain without a CAA of its own ([] clears it); `dnssec: true` creates the zone's key (ECDSA P-256, " +
 				"sealed at rest with cert_encryption_key_file; 501 without one) and answers the `ds` to publish at the parent; " +
-				"`ds_published: true` records that the parent has it (409 unless signed). `dnssec: false` unsigns (409 while ds_published).",
+				"`ds_published: true` records that the parent has it (409 unless signed). `nsec3: true` makes the signed zone's " +
+				"transfers deny with an NSEC3 chain (RFC 9276's parameters) instead of NSEC (409 unless signed). " +
+				"`dnssec: false` unsigns (409 while ds_published).",
 			ok: 200, okSchema: "Domain", errors: append([]int{501}, adminErrors...), handle: s.patchDomain},
 		{method: "GET", path: "/api/admin/audit", auth: authAdmin, summary: "Read the audit log, newest first",
 			doc: "One entry per committed write through the API, the dashboard or the acme-dns update (written in the write's own " +

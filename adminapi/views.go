@@ -127,12 +127,13 @@ type domainView struct {
 	DNSSEC      bool     `json:"dnssec"`
 	DS          []string `json:"ds"`
 	DSPublished bool     `json:"ds_published"`
+	NSEC3       bool     `json:"nsec3"`
 	CreatedAt   string   `json:"created_at"`
 }
 
 func domainViewOf(d *storage.Domain) domainView {
 	v := domainView{ID: d.ID, Name: d.Name, Status: d.Status, CAA: domains.CAA(d), DNSSEC: d.DNSSEC,
-		DS: domains.DS(d), DSPublished: d.DSPublished, CreatedAt: ts(d.CreatedAt)}
+		DS: domains.DS(d), DSPublished: d.DSPublished, NSEC3: d.NSEC3, CreatedAt: ts(d.CreatedAt)}
 	if v.CAA == nil {
 		v.CAA = []string{}
 	}

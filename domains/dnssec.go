@@ -34,8 +34,14 @@ func (s *Service) applyDNSSEC(d *storage.Domain, in Input) error {
 				return apierror.Conflict("the parent publishes the DS of %s: remove it there and send ds_published false first, "+
 					"or resolvers will fail to validate the unsigned zone", d.Name)
 			}
-			d.DNSSEC, d.DNSKEY, d.DNSSECKey = false, "", ""
+			d.DNSSEC, d.DNSKEY, d.DNSSECKey, d.NSEC3 = false, "", "", false
 		}
+	}
+	if in.NSEC3 != nil {
+		if *in.NSEC3 && !d.DNSSEC {
+			return apierror.Conflict("domain %s is not signed; enable dnssec first (or with nsec3, in one request)", d.Name)
+		}
+		d.NSEC3 = *in.NSEC3
 	}
 	if in.DSPublished != nil {
 		if *in.DSPublished && !d.DNSSEC {

@@ -38,6 +38,7 @@ type Input struct {
 	CAA         *[]string
 	DNSSEC      *bool
 	DSPublished *bool
+	NSEC3       *bool
 }
 
 // Normalize lowercases a domain name and drops a trailing dot; it returns ""

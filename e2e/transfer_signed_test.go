@@ -18,8 +18,8 @@ import (
 // the hidden primary: they load it by AXFR and follow every kind of write
 // by NOTIFY and IXFR, signed; what each holds passes kzonecheck -d on, and
 // BIND's delv validates each one's answers (a name, a missing name, a
-// missing type) from the DS the API hands out. The secondaries are
-// configured as for an unsigned zone.
+// missing type) from the DS the API hands out; with NSEC and with NSEC3.
+// The secondaries are configured as for an unsigned zone.
 
 const signedDomain = "signed.example.net"
 
@@ -97,8 +97,16 @@ func TestSignedTransferToSecondaries(t *testing.T) {
 			t.Fatalf("%s is not installed: run scripts/test-deps.sh", tool)
 		}
 	}
-	for _, d := range []storage.Dialect{storage.SQLite, storage.Postgres} {
-		t.Run(string(d), func(t *testing.T) {
+	for _, tc := range []struct {
+		d     storage.Dialect
+		nsec3 bool
+	}{{storage.SQLite, false}, {storage.SQLite, true}, {storage.Postgres, false}, {storage.Postgres, true}} {
+		d := tc.d
+		name := string(d) + "/nsec"
+		if tc.nsec3 {
+			name += "3"
+		}
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			knotPort, bindPort := freePort(t), freePort(t)
 			s := start(t, options{dialect: d, profile: 2, extra: []string{recKeyLine(t)}, block: []string{
@@ -107,7 +115,13 @@ func TestSignedTransferToSecondaries(t *testing.T) {
 			}})
 			_, key := s.team(t, signedDomain)
 			hid, host := s.recHost(t, key, "web", "198.41.0.4")
-			signed := s.must(200, "PATCH", "/api/admin/domains/"+s.recDomainID(t, signedDomain), s.admin, recObj{"dnssec": true})
+			if r := s.must(409, "PATCH", "/api/admin/domains/"+s.recDomainID(t, signedDomain), s.admin, recObj{"nsec3": true}); r.str("code") != "CONFLICT" {
+				t.Fatalf("nsec3 on an unsigned domain: %s", r.raw)
+			}
+			signed := s.must(200, "PATCH", "/api/admin/domains/"+s.recDomainID(t, signedDomain), s.admin, recObj{"dnssec": true, "nsec3": tc.nsec3})
+			if signed.body["nsec3"] != tc.nsec3 {
+				t.Fatalf("nsec3 not as asked: %s", signed.raw)
+			}
 			dsList, _ := signed.body["ds"].([]any)
 			if len(dsList) != 1 {
 				t.Fatalf("no DS: %s", signed.raw)

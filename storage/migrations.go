@@ -354,6 +354,9 @@ CREATE TABLE seen_macs (
 CREATE INDEX seen_macs_expires ON seen_macs (expires_at)`, map[Dialect]string{
 		Postgres: `ALTER TABLE seen_macs SET (vacuum_truncate = false)`,
 	}},
+	// A signed domain's denial chain for secondaries: NSEC3 (RFC 9276's
+	// parameters) instead of NSEC.
+	{25, "NSEC3 for a signed domain's transfers", `ALTER TABLE domains ADD COLUMN nsec3 BOOLEAN NOT NULL DEFAULT FALSE`, nil},
 }
 
 // recountActive sets every account's active_hostnames from its rows: once

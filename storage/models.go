@@ -101,6 +101,9 @@ type Domain struct {
 	CreatedAt   int64  `bun:"created_at"`
 	DNSKEY      string `bun:"dnskey"`     // the zone's public DNSKEY RR, presentation form
 	DNSSECKey   string `bun:"dnssec_key"` // its private key, sealed
+	// NSEC3: its transfers deny with an NSEC3 chain (RFC 9276: no
+	// iterations, no salt), not NSEC.
+	NSEC3 bool `bun:"nsec3"`
 	// CatalogVersion counts the times the domain entered or left the
 	// catalog (created: 1; before signed zones were transferred, each
 	// signing or unsigning was one more), so that the catalog's serial,

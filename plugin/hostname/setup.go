@@ -3,6 +3,7 @@ package hostname
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -95,6 +96,13 @@ func setup(c *caddy.Controller) error {
 	return nil
 }
 
+// pin tells ix the configured nameservers' names, which are in their
+// zones' chains whatever they hold (their addresses are configured).
+func (h *Handler) pin(ix *index.Index) {
+	_, static := h.answers.Nameservers()
+	ix.SetPinned(slices.Sorted(maps.Keys(static)))
+}
+
 func newHandler(cfg *config) *Handler {
 	h := &Handler{cfg: cfg, index: index.New(nil, "")}
 	var limiter *rrl.Limiter
@@ -104,6 +112,7 @@ func newHandler(cfg *config) *Handler {
 	h.answers = answer.New(answer.Config{SOA: cfg.app.SOA, Nameservers: cfg.app.NameserverSet(), ACMEDNS: cfg.app.ACMEDNSDomain,
 		AddressTTL: cfg.addressTTL, Limiter: limiter}, h.index)
 	h.xfr = xfr.New(xfr.Config{Catalog: cfg.catalog, SOA: cfg.app.SOA, AddressTTL: cfg.addressTTL}, h.index, h.answers)
+	h.pin(h.index)
 	if cfg.fastUDP {
 		h.fast = fastudp.New(cfg.fastSockets, fastAnswers{h}, h, keyGateName)
 	}
@@ -200,7 +209,9 @@ func startNode(cfg app.Config, newIndex app.NewIndex) (Node, Updater, error) {
 // store and listener) and answers from its store's index.
 func (h *Handler) start() error {
 	n, updater, err := startNode(h.cfg.app, func(signers func(*storage.Domain) (*domains.Signer, error)) app.Index {
-		return index.New(signers, h.cfg.app.ACMEDNSDomain)
+		ix := index.New(signers, h.cfg.app.ACMEDNSDomain)
+		h.pin(ix)
+		return ix
 	})
 	if err != nil {
 		return plugin.Error("hostname", err)

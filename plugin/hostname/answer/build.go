@@ -190,6 +190,10 @@ func (a *Answerer) apex(r *reply, qtype uint16) {
 	}
 	if z.Signer != nil {
 		r.types = withType(withType(withType(r.types, dns.TypeDNSKEY), dns.TypeCDS), dns.TypeCDNSKEY)
+		if z.NSEC3 {
+			// What its secondaries serve, from the transfer (chain.Denial).
+			r.types = withType(r.types, dns.TypeNSEC3PARAM)
+		}
 	}
 	if qtype == dns.TypeANY {
 		r.positive(anyRRs(r.owner, r.types, served.TTL))
@@ -207,6 +211,10 @@ func (a *Answerer) apex(r *reply, qtype uint16) {
 	}
 	if qtype == dns.TypeCAA {
 		rrs = append(rrs, served.Rewrite(z.CAA, r.owner, served.TTL)...)
+	}
+	if p := z.Denial().Param(); z.Signer != nil && qtype == dns.TypeNSEC3PARAM && p != nil {
+		p.Header().Name = r.owner
+		rrs = append(rrs, p)
 	}
 	if z.Signer != nil && (qtype == dns.TypeDNSKEY || qtype == dns.TypeCDNSKEY || qtype == dns.TypeCDS) {
 		for _, k := range Keys(z, r.owner) {

@@ -3,6 +3,7 @@ package chain
 import (
 	"crypto"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -92,4 +93,19 @@ func BenchmarkSign(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkSignParallel is RRsets signed for transfer on every core.
+func BenchmarkSignParallel(b *testing.B) {
+	s, _, _ := testSigner(b)
+	hour := Hour(time.Now().UnixMilli())
+	var n atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			rr, _ := dns.NewRR(fmt.Sprintf("h%d.example.org. 60 IN A 192.0.2.1", n.Add(1)))
+			if _, err := s.Sign([]dns.RR{rr}, hour); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -27,21 +27,21 @@ func typesOf(rrs []dns.RR) []uint16 {
 	return ts
 }
 
-// Owner appends to out what owner holds signed: rrs (grouped by type),
-// an RRSIG over each RRset, and its NSEC to next with that NSEC's RRSIG,
-// all in the windows of hour.
-func (s *Signer) Owner(out []dns.RR, rrs []dns.RR, owner, next string, nsecTTL uint32, hour int64) ([]dns.RR, error) {
+// Owner appends to out what the name of key holds, signed: rrs (grouped
+// by type), an RRSIG over each RRset, and its place in d's chain (next the
+// key after it) with that record's RRSIG, all in the windows of hour.
+func (s *Signer) Owner(out, rrs []dns.RR, d Denial, key, next string, ttl uint32, hour int64) ([]dns.RR, error) {
 	out = append(out, rrs...)
 	out, err := s.sets(out, rrs, hour)
 	if err != nil {
 		return nil, err
 	}
-	nsec := NSEC(owner, next, typesOf(rrs), nsecTTL)
-	sig, err := s.Sign([]dns.RR{nsec}, hour)
+	link := d.Record(key, next, typesOf(rrs), ttl)
+	sig, err := s.Sign([]dns.RR{link}, hour)
 	if err != nil {
 		return nil, err
 	}
-	return append(out, nsec, sig), nil
+	return append(out, link, sig), nil
 }
 
 // sets appends an RRSIG over each RRset of rrs (grouped by type).

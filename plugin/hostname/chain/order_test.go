@@ -8,20 +8,28 @@ import (
 )
 
 // The order agrees with a sorted slice through random inserts and deletes
-// across block splits: membership, Next (the apex after the last) and
-// Prev (the apex before the first), for names in it and not.
+// across block splits, of names (NSEC) and of hashes (NSEC3): membership,
+// Next (the first after the last) and Prev (the last before the first),
+// for keys in it and not; pinned keys stay.
 func TestOrder(t *testing.T) {
 	t.Parallel()
-	const apex = "example.org."
-	name := func(i int) string { return fmt.Sprintf("h%d.example.org.", i) }
-	o := NewOrder(apex, nil)
-	in := map[string]bool{}
+	for _, nsec3 := range []bool{false, true} {
+		testOrder(t, Denial{Zone: "example.org.", NSEC3: nsec3})
+	}
+}
+
+func testOrder(t *testing.T, d Denial) {
+	name := func(i int) string { return d.Key(fmt.Sprintf("h%d.example.org.", i)) }
+	o := NewOrder(d, nil, d.Zone, "h7.example.org.")
+	in := map[string]bool{d.Key(d.Zone): true, name(7): true}
 	r := rand.New(rand.NewPCG(1, 2))
 	for step := range 20_000 {
 		n := name(r.IntN(3000))
 		if r.IntN(3) == 0 {
 			o.Delete(n)
-			delete(in, n)
+			if n != name(7) {
+				delete(in, n)
+			}
 		} else {
 			o.Insert(n)
 			in[n] = true
@@ -33,7 +41,7 @@ func TestOrder(t *testing.T) {
 		for k := range in {
 			want = append(want, k)
 		}
-		slices.SortFunc(want, Compare)
+		slices.SortFunc(want, d.Compare)
 		var got []string
 		o.Each(func(n string) bool { got = append(got, n); return true })
 		if !slices.Equal(got, want) || o.Len() != len(want) {
@@ -41,7 +49,7 @@ func TestOrder(t *testing.T) {
 		}
 		for range 200 {
 			q := name(r.IntN(3100))
-			i, found := slices.BinarySearchFunc(want, q, Compare)
+			i, found := slices.BinarySearchFunc(want, q, d.Compare)
 			if o.Has(q) != found {
 				t.Fatalf("Has(%s) = %v", q, !found)
 			}
@@ -49,14 +57,14 @@ func TestOrder(t *testing.T) {
 			if found {
 				j++
 			}
-			wantNext, wantWrap := apex, true
+			wantNext, wantWrap := want[0], true
 			if j < len(want) {
 				wantNext, wantWrap = want[j], false
 			}
 			if next, wrap := o.Next(q); next != wantNext || wrap != wantWrap {
 				t.Fatalf("Next(%s) = %s %v, want %s %v", q, next, wrap, wantNext, wantWrap)
 			}
-			wantPrev := apex
+			wantPrev := want[len(want)-1]
 			if i > 0 {
 				wantPrev = want[i-1]
 			}
@@ -75,7 +83,7 @@ func BenchmarkOrderInsert(b *testing.B) {
 		names[i] = fmt.Sprintf("h%07d.example.org.", i)
 	}
 	slices.SortFunc(names, Compare)
-	o := NewOrder("example.org.", names)
+	o := NewOrder(Denial{Zone: "example.org."}, names, "example.org.")
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		n := fmt.Sprintf("x%07d.example.org.", i%1000)

@@ -113,5 +113,8 @@ func (s *Signer) keep(key uint64, b [sigLen]byte) {
 	s.cur[key] = b
 }
 
+// Key is the private key the signer signs with.
+func (s *Signer) Key() crypto.Signer { return s.key.(deterministic).Signer }
+
 // DNSKEY is the zone's key (not to be modified).
 func (s *Signer) DNSKEY() *dns.DNSKEY { return s.dnskey }

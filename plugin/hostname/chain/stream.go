@@ -6,13 +6,13 @@ import (
 	"github.com/miekg/dns"
 )
 
-// Zone is a zone as a signed transfer reads it: its owners in canonical
-// order, the apex first.
+// Zone is a zone as a signed transfer reads it: its names in the chain's
+// order (by Denial.Key).
 type Zone interface {
 	Len() int
-	Name(i int) string
-	// RRs are what the i-th owner holds, grouped by type; none for an
-	// empty non-terminal, which has no place in an NSEC chain.
+	Key(i int) string
+	// RRs are what the i-th name holds, grouped by type; none for an
+	// empty non-terminal, which only an NSEC3 chain has a place for.
 	RRs(i int) []dns.RR
 }
 
@@ -20,12 +20,12 @@ type Zone interface {
 // the transfer together.
 const chunk = 256
 
-// Stream sends z signed, owner by owner in canonical order (every RRset
-// with its RRSIG, every owner with its NSEC and RRSIG), in batches, to
-// send. Workers sign chunks of owners on every core while the batches go
+// Stream sends z signed, name by name in the chain's order (every RRset
+// with its RRSIG, every name with its NSEC or NSEC3 and RRSIG), in
+// batches, to send. Workers sign chunks of owners on every core while the batches go
 // out in order; a few chunks are held at most, so a million-name zone is
 // never held whole, signed.
-func (s *Signer) Stream(z Zone, nsecTTL uint32, hour int64, send func([]dns.RR)) error {
+func (s *Signer) Stream(z Zone, d Denial, ttl uint32, hour int64, send func([]dns.RR)) error {
 	n := z.Len()
 	type result struct {
 		rrs []dns.RR
@@ -50,7 +50,7 @@ func (s *Signer) Stream(z Zone, nsecTTL uint32, hour int64, send func([]dns.RR))
 			owners []int      // the chunk's owners that hold something
 			rrsets [][]dns.RR // and what they hold
 		)
-		flush := func(nextName string) bool {
+		flush := func(nextKey string) bool {
 			os, sets := owners, rrsets
 			out := make(chan result, 1)
 			select {
@@ -61,11 +61,11 @@ func (s *Signer) Stream(z Zone, nsecTTL uint32, hour int64, send func([]dns.RR))
 			jobs <- func() {
 				var r result
 				for k, i := range os {
-					next := nextName
+					next := nextKey
 					if k+1 < len(os) {
-						next = z.Name(os[k+1])
+						next = z.Key(os[k+1])
 					}
-					if r.rrs, r.err = s.Owner(r.rrs, sets[k], z.Name(i), next, nsecTTL, hour); r.err != nil {
+					if r.rrs, r.err = s.Owner(r.rrs, sets[k], d, z.Key(i), next, ttl, hour); r.err != nil {
 						break
 					}
 				}
@@ -76,19 +76,21 @@ func (s *Signer) Stream(z Zone, nsecTTL uint32, hour int64, send func([]dns.RR))
 		}
 		for i := range n {
 			rrs := z.RRs(i)
-			if len(rrs) == 0 {
+			if len(rrs) == 0 && !d.NSEC3 {
 				continue
 			}
 			if len(owners) == chunk {
-				// The chunk's last owner links to this one.
-				if !flush(z.Name(i)) {
+				// The chunk's last name links to this one.
+				if !flush(z.Key(i)) {
 					return
 				}
 			}
 			owners, rrsets = append(owners, i), append(rrsets, rrs)
 		}
 		if len(owners) > 0 {
-			flush(z.Name(0)) // the last owner links back to the apex
+			// The last links back to the first, a member always: the apex
+			// (NSEC), or any name (NSEC3).
+			flush(z.Key(0))
 		}
 	}()
 	var err error

@@ -72,9 +72,7 @@ func (ix *Index) Load(ctx context.Context, q storage.Queries) error {
 	if err != nil {
 		return err
 	}
-	for _, z := range zs {
-		z.Names.keepOrder(z.Name, z.Chain != nil)
-	}
+	ix.keepOrders(zs)
 	newest, err := q.NewestChange(ctx)
 	if err != nil {
 		return err
@@ -168,9 +166,7 @@ func (ix *Index) Apply(ctx context.Context, q storage.Queries, cs []storage.Chan
 		for _, m := range moved {
 			m.from.drop(m.name, m.n.Owner)
 		}
-		for _, z := range zs {
-			z.Names.keepOrder(z.Name, z.Chain != nil)
-		}
+		ix.keepOrders(zs)
 	}
 	built := time.Now().UnixMilli()
 	for i := range hs {
@@ -326,7 +322,7 @@ func (ix *Index) loadZones(ctx context.Context, q storage.Queries, prev Set, siz
 		}
 		z.CAA = served.Policy(d)
 		if d.DNSSEC {
-			z.Signed = true
+			z.Signed, z.NSEC3 = true, d.NSEC3
 			if old := prev[name]; old != nil && old.DNSKEY == d.DNSKEY && old.Signer != nil {
 				z.Signer, z.Chain = old.Signer, old.Chain
 			} else if z.Signer, z.Chain, err = ix.newSigners(d); err != nil {

@@ -26,9 +26,7 @@ func (ix *Index) Tick(serial uint32, unixMilli int64) { ix.jr.tick(serial, unixM
 // KeepOrders gives every zone with a transfer signer its canonical order,
 // as a load does.
 func (ix *Index) KeepOrders() {
-	for _, z := range *ix.zones.Load() {
-		z.Names.keepOrder(z.Name, z.Chain != nil)
-	}
+	ix.keepOrders(*ix.zones.Load())
 }
 
 // SetLoaded says whether the first snapshot is in.

@@ -59,6 +59,9 @@ type Index struct {
 	// acmeDNS is acme_dns_domain (lowercase FQDN), "" for none: the names
 	// at and below it are the registrations' alone.
 	acmeDNS string
+	// pinned are the configured nameservers' names: in their zones'
+	// chains always (order.go).
+	pinned []string
 }
 
 // Node is one name a hostname holds: its own name (addresses, records at
@@ -82,6 +85,7 @@ type Zone struct {
 	ID     string
 	CAA    []dns.RR // the domain's CAA policy, owner = name
 	Signed bool     // the store says so: never answered or transferred unsigned
+	NSEC3  bool     // its transfers deny with NSEC3, not NSEC
 	// CatalogVersion is the domain's (storage.Domain.CatalogVersion).
 	CatalogVersion int64
 	Signer         *sign.Signer // nil when the domain is not signed, or its key cannot be opened

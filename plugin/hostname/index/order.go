@@ -2,15 +2,19 @@ package index
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/hostmint/hostmint/plugin/hostname/chain"
+	"github.com/miekg/dns"
 )
 
-// A signed zone's table keeps its names in canonical order (chain.Order):
-// the NSEC chain an IXFR states the changes of. A name is in it while its
-// node holds records a secondary serves (Chained); the apex is not, being
-// first always. The order is built when the zone is loaded or signed, and
-// kept by every Put and drop after.
+// A signed zone's table keeps its chain (chain.Order): the names in it in
+// the order of the zone's denial, NSEC or NSEC3, which an IXFR states the
+// changes of. A name is in it while its node is a member (Member): for
+// NSEC, while it holds records a secondary serves; for NSEC3, empty
+// non-terminals too. The apex and the configured nameservers' names in the
+// zone are pinned in it. The order is built when the zone is loaded or
+// signed (or its denial changes), and kept by every Put and drop after.
 
 // Chained reports whether n holds records a transfer sends (NodeRRs): an
 // empty non-terminal, or a name whose expiry was recorded, holds none.
@@ -18,37 +22,83 @@ func (n *Node) Chained() bool {
 	return n != nil && !n.Gone && (n.Addrs != "" || len(n.RRsets) > 0)
 }
 
+// Member reports whether n's name is in d's chain.
+func Member(d chain.Denial, n *Node) bool {
+	return d.Member(n != nil && !n.Gone, n.Chained())
+}
+
 // ordered keeps t's order, if any, for name's new node n (nil: dropped).
 func (t *Table) ordered(name string, n *Node) {
 	if t.order == nil {
 		return
 	}
-	if n.Chained() {
-		t.order.Insert(name)
+	d := t.order.Denial()
+	if Member(d, n) {
+		t.order.Insert(d.Key(name))
 	} else {
-		t.order.Delete(name)
+		t.order.Delete(d.Key(name))
 	}
 }
 
-// Order is the table's canonical order (nil unless its zone is signed); it
-// is read under the journal's lock (Index.WithChanges).
+// Order is the table's chain (nil unless its zone is signed); it is read
+// under the journal's lock (Index.WithChanges).
 func (t *Table) Order() *chain.Order { return t.order }
 
-// keepOrder gives t an order of its names below apex when signed, and
-// drops it when not. The caller is the feed, before or under the journal's
-// lock: no transfer reads it meanwhile.
-func (t *Table) keepOrder(apex string, signed bool) {
-	switch {
-	case !signed:
-		t.order = nil
-	case t.order == nil:
-		var names []string
-		t.Each(func(name string, n *Node) {
-			if name != apex && n.Chained() {
-				names = append(names, name)
-			}
-		})
-		slices.SortFunc(names, chain.Compare)
-		t.order = chain.NewOrder(apex, names)
+// keepOrders gives every zone of zs its chain (keepOrder), with the
+// configured nameservers' names in it pinned.
+func (ix *Index) keepOrders(zs Set) {
+	for _, z := range zs {
+		z.Names.keepOrder(z, ix.pinnedIn(zs, z))
 	}
 }
+
+// Pinned are the names in z's chain whatever they hold, the apex first:
+// the configured nameservers' names in it, and with NSEC3, acme_dns_domain
+// and the names between it and the apex, the empty non-terminals above
+// the registrations (which hold no node of their own).
+func (ix *Index) Pinned(z *Zone) []string { return ix.pinnedIn(*ix.zones.Load(), z) }
+
+func (ix *Index) pinnedIn(zs Set, z *Zone) []string {
+	in := []string{z.Name}
+	for _, n := range ix.pinned {
+		if zs.Of(n) == z && n != z.Name {
+			in = append(in, n)
+		}
+	}
+	if z.NSEC3 && ix.acmeDNS != "" && zs.Of(ix.acmeDNS) == z {
+		for n := ix.acmeDNS; n != z.Name && dns.IsSubDomain(z.Name, n); n = n[strings.IndexByte(n, '.')+1:] {
+			in = append(in, n)
+		}
+	}
+	return in
+}
+
+// SetPinned names the configured nameservers (lowercase FQDNs): each is in
+// its zone's chain whatever its node holds (its addresses are the
+// configuration's). Set before the first load.
+func (ix *Index) SetPinned(names []string) { ix.pinned = names }
+
+// keepOrder gives t the chain of z's denial when z is signed here, and
+// drops it when not, with pinned in it. The caller is the
+// feed, before or under the journal's lock: no transfer reads it
+// meanwhile.
+func (t *Table) keepOrder(z *Zone, pinned []string) {
+	d := z.Denial()
+	switch {
+	case z.Chain == nil:
+		t.order = nil
+	case t.order == nil || t.order.Denial() != d:
+		var keys []string
+		t.Each(func(name string, n *Node) {
+			if Member(d, n) {
+				keys = append(keys, d.Key(name))
+			}
+		})
+		slices.SortFunc(keys, d.Compare)
+		keys = slices.CompactFunc(keys, func(a, b string) bool { return d.Compare(a, b) == 0 })
+		t.order = chain.NewOrder(d, keys, pinned...)
+	}
+}
+
+// Denial is how z's transfers deny.
+func (z *Zone) Denial() chain.Denial { return chain.Denial{Zone: z.Name, NSEC3: z.NSEC3} }

@@ -16,48 +16,57 @@ import (
 // the apex's records), read at one serial and signed in the windows of
 // that serial's clock.
 
-// signedZone is z at one serial as chain.Stream reads it: the apex first,
-// then its other names in canonical order.
+// signedZone is z at one serial as chain.Stream reads it: its names in
+// the order of its chain.
 type signedZone struct {
 	x      *Transfers
 	z      *index.Zone
+	d      chain.Denial
 	soa    dns.RR
-	names  []index.Named // names[0] is the apex (Node: a hostname's there, if any)
+	names  []keyed
 	static map[string]index.AddrList
 }
 
+// keyed is a name of the zone with its key in the chain and its node (nil
+// for the apex or a nameserver's name that no hostname holds).
+type keyed struct {
+	key, name string
+	node      *index.Node
+}
+
 // newSignedZone orders the names of z at one serial (chunks, as
-// ZoneNames reads them) for signing.
+// ZoneNames reads them) for signing: those in its chain, the apex and the
+// nameservers in the zone always.
 func (x *Transfers) newSignedZone(z *index.Zone, chunks [][]index.Named, soa dns.RR) *signedZone {
-	s := &signedZone{x: x, z: z, soa: soa, static: x.staticIn(z)}
+	s := &signedZone{x: x, z: z, d: z.Denial(), soa: soa, static: x.staticIn(z)}
 	size := 1 + len(s.static)
 	for _, c := range chunks {
 		size += len(c)
 	}
-	s.names = make([]index.Named, 1, size)
-	s.names[0].Name = z.Name
-	seen := map[string]bool{}
+	s.names = make([]keyed, 0, size)
+	pinned := map[string]bool{}
+	for _, n := range x.ix.Pinned(z) {
+		pinned[n] = true
+	}
 	for i, c := range chunks {
 		for _, e := range c {
-			switch {
-			case e.Node == nil:
-			case e.Name == z.Name:
-				s.names[0].Node = e.Node
-			default:
-				s.names = append(s.names, e)
-				if _, ok := s.static[e.Name]; ok {
-					seen[e.Name] = true
+			if pinned[e.Name] {
+				if e.Node != nil {
+					s.names = append(s.names, keyed{s.d.Key(e.Name), e.Name, e.Node})
+					delete(pinned, e.Name)
 				}
+				continue
+			}
+			if index.Member(s.d, e.Node) {
+				s.names = append(s.names, keyed{s.d.Key(e.Name), e.Name, e.Node})
 			}
 		}
 		chunks[i] = nil // what is ordered need not be kept twice
 	}
-	for n := range s.static {
-		if !seen[n] && n != z.Name {
-			s.names = append(s.names, index.Named{Name: n})
-		}
+	for n := range pinned {
+		s.names = append(s.names, keyed{key: s.d.Key(n), name: n})
 	}
-	slices.SortFunc(s.names[1:], func(a, b index.Named) int { return chain.Compare(a.Name, b.Name) })
+	slices.SortFunc(s.names, func(a, b keyed) int { return s.d.Compare(a.key, b.key) })
 	return s
 }
 
@@ -73,12 +82,12 @@ func (x *Transfers) staticIn(z *index.Zone) map[string]index.AddrList {
 	return in
 }
 
-func (s *signedZone) Len() int          { return len(s.names) }
-func (s *signedZone) Name(i int) string { return s.names[i].Name }
+func (s *signedZone) Len() int         { return len(s.names) }
+func (s *signedZone) Key(i int) string { return s.names[i].key }
 
 // RRs are what the i-th name serves, grouped by type (ownerRRs).
 func (s *signedZone) RRs(i int) []dns.RR {
-	return s.x.ownerRRs(s.z, s.names[i].Name, s.names[i].Node, s.soa, s.static)
+	return s.x.ownerRRs(s.z, s.names[i].name, s.names[i].node, s.soa, s.static)
 }
 
 // ownerRRs are what name serves in signed zone z, grouped by type: at the
@@ -92,6 +101,9 @@ func (x *Transfers) ownerRRs(z *index.Zone, name string, n *index.Node, soa dns.
 		rrs = append(rrs, x.answers.NS(z.Name)...)
 		rrs = append(rrs, served.Rewrite(z.CAA, z.Name, served.TTL)...)
 		rrs = append(rrs, answer.Keys(z, z.Name)...)
+		if p := z.Denial().Param(); p != nil {
+			rrs = append(rrs, p)
+		}
 	}
 	if n != nil {
 		rrs = append(rrs, x.NodeRRs(z, name, n)...)
@@ -117,7 +129,7 @@ func (x *Transfers) signedAXFR(z *index.Zone, chunks [][]index.Named, serial uin
 	sz := x.newSignedZone(z, chunks, soa)
 	z.Chain.Expect(2 * sz.Len())
 	ch <- []dns.RR{soa}
-	err := z.Chain.Stream(sz, x.soa.Minimum, hour, func(rrs []dns.RR) {
+	err := z.Chain.Stream(sz, sz.d, x.soa.Minimum, hour, func(rrs []dns.RR) {
 		// The SOA is signed with the apex, and sent by the frame alone:
 		// one in the middle would end the transfer there.
 		rrs = slices.DeleteFunc(rrs, func(rr dns.RR) bool { return rr.Header().Rrtype == dns.TypeSOA })

@@ -16,41 +16,37 @@ import (
 // so what the secondary holds is made again from the journal's old nodes
 // at the old serial's clock: no second journal of what was sent.
 //
-// The owners whose records or NSEC may differ are the names changed, the
-// apex (its SOA's signature differs at every serial), and the name before
-// each changed one in the order now: a name whose next name changed is the
-// one before a name that joined the chain or left it (before it now, or,
-// for one that left, before where it was, which is the same name, since
-// nothing between them is in the chain at either end). When the clock
-// crossed hours, the names whose windows moved meanwhile are renewed too.
+// The names whose records or chain record may differ are the names
+// changed, the apex (its SOA's signature differs at every serial), and the
+// name before each changed one in the chain now: a name whose next key
+// changed is the one before a name that joined the chain or left it
+// (before it now, or, for one that left, before where it was, which is the
+// same name, since nothing between them is in the chain at either end).
+// When the clock crossed hours, the names whose windows moved meanwhile
+// are renewed too.
 
 // owner is one name an IXFR restates: what it held at the secondary's
 // serial and what it holds now.
 type owner struct {
-	name             string
+	key, name        string
 	old, now         *index.Node
 	inOld, inNow     bool   // in the chain at each end
-	nextOld, nextNow string // its NSEC's next name at each end
-	static           bool
+	nextOld, nextNow string // the key after it at each end
 }
 
 // signedIXFR is the difference of signed zone name from serial to now in
 // IXFR's form; ok is false when the journal or the clock does not reach
 // back to serial (the whole zone answers).
 func (x *Transfers) signedIXFR(name string, serial uint32) (rrs []dns.RR, ok bool) {
-	z := x.ix.Zone(name)
-	if z == nil || z.Chain == nil {
-		return nil, false
-	}
-	static := x.staticIn(z)
 	var (
+		z                 *index.Zone
 		owners            []owner
 		cur               uint32
 		hourThen, hourNow int64
 	)
 	ok = x.ix.WithChanges(name, serial, func(d *index.Diff) {
 		z, cur, hourThen, hourNow = d.Zone, d.Cur, d.HourThen, d.HourNow
-		owners = restated(d, static)
+		owners = restated(d)
 	})
 	if !ok || z.Chain == nil {
 		return nil, false
@@ -59,7 +55,7 @@ func (x *Transfers) signedIXFR(name string, serial uint32) (rrs []dns.RR, ok boo
 	soaNow.Serial = cur
 	soaThen := x.answers.SOA(z, x.soa.Minimum).(*dns.SOA)
 	soaThen.Serial = serial
-	dels, adds, err := x.restate(z, owners, static, soaThen, soaNow, hourThen, hourNow)
+	dels, adds, err := x.restate(z, owners, soaThen, soaNow, hourThen, hourNow)
 	if err != nil {
 		log.Errorf("IXFR of %s: signing failed, the whole zone answers: %v", z.Name, err)
 		return nil, false
@@ -69,127 +65,98 @@ func (x *Transfers) signedIXFR(name string, serial uint32) (rrs []dns.RR, ok boo
 	return append(rrs, soaNow), true
 }
 
-// restated are the owners the IXFR of d restates, read under the
-// journal's lock.
-func restated(d *index.Diff, static map[string]index.AddrList) []owner {
-	o, apex := d.Order, d.Zone.Name
-	statics := make([]string, 0, len(static))
-	for n := range static {
-		if n != apex {
-			statics = append(statics, n)
-		}
-	}
-	slices.SortFunc(statics, chain.Compare)
-	isStatic := func(n string) bool { _, ok := static[n]; return ok }
-	inNow := func(n string) bool { return n == apex || isStatic(n) || o.Has(n) }
+// restated are the names the IXFR of d restates, read under the journal's
+// lock.
+func restated(d *index.Diff) []owner {
+	o, z := d.Order, d.Zone
+	den := o.Denial()
 	changed := make(map[string]bool, len(d.Names))
 	added := map[string]bool{}
-	var removed []string
+	var removed []string // keys, in the chain's order
+	wasIn := func(key string, old *index.Node) bool { return o.Pinned(key) || index.Member(den, old) }
 	for _, n := range d.Names {
 		changed[n] = true
-		was := n == apex || isStatic(n) || d.Old[n].Chained()
-		switch is := inNow(n); {
+		k := den.Key(n)
+		was, is := wasIn(k, d.Old[n]), o.Has(k)
+		switch {
 		case is && !was:
-			added[n] = true
+			added[k] = true
 		case was && !is:
-			removed = append(removed, n)
+			removed = append(removed, k)
 		}
 	}
-	slices.SortFunc(removed, chain.Compare)
-	// nextNow is the name after n in the chain now: the order's, or a
-	// nameserver's, whichever comes first; the apex after the last.
-	nextNow := func(n string) (string, bool) {
-		next, wrapped := o.Next(n)
-		i, found := slices.BinarySearchFunc(statics, n, chain.Compare)
+	slices.SortFunc(removed, den.Compare)
+	// nextOld is the key after k in the chain at the secondary's serial:
+	// the one after it now, past the keys added since, unless a key
+	// removed since comes first. The pinned apex is never added, so the
+	// walk ends.
+	nextOld := func(k string) string {
+		next, wrapped := o.Next(k)
+		for added[next] {
+			var w bool
+			next, w = o.Next(next)
+			wrapped = wrapped || w
+		}
+		i, found := slices.BinarySearchFunc(removed, k, den.Compare)
 		if found {
 			i++
 		}
-		if i < len(statics) && (wrapped || chain.Compare(statics[i], next) < 0) {
-			return statics[i], false
-		}
-		return next, wrapped
-	}
-	prevNow := func(n string) string {
-		prev := o.Prev(n)
-		i, _ := slices.BinarySearchFunc(statics, n, chain.Compare)
-		if i > 0 && (prev == apex || chain.Compare(statics[i-1], prev) > 0) {
-			return statics[i-1]
-		}
-		return prev
-	}
-	// nextOld is the name after n in the chain at the secondary's serial:
-	// the one after now, past the names added since, unless a name
-	// removed since comes first.
-	nextOld := func(n string) string {
-		next, wrapped := nextNow(n)
-		for !wrapped && added[next] {
-			next, wrapped = nextNow(next)
-		}
-		i, found := slices.BinarySearchFunc(removed, n, chain.Compare)
-		if found {
-			i++
-		}
-		if i < len(removed) && (wrapped || chain.Compare(removed[i], next) < 0) {
+		switch {
+		case i < len(removed) && (wrapped || den.Compare(removed[i], next) < 0):
 			return removed[i]
+		case i == len(removed) && wrapped && len(removed) > 0 && den.Compare(removed[0], next) < 0:
+			return removed[0] // past the last, the first of both
 		}
 		return next
 	}
-	names := map[string]bool{apex: true}
+	keys := map[string]bool{den.Key(z.Name): true}
 	for _, n := range d.Names {
-		names[n] = true
-		names[prevNow(n)] = true
+		k := den.Key(n)
+		keys[k] = true
+		keys[o.Prev(k)] = true
 	}
 	if d.HourThen != d.HourNow {
-		// Renewals: each name in the chain whose window moved meanwhile.
-		renewed := func(n string) bool {
-			if chain.Renewed(n, d.HourThen, d.HourNow) && !changed[n] {
-				names[n] = true
+		// Renewals: each name in the chain whose windows moved meanwhile
+		// (its records' at its name, its chain record's at its key's).
+		o.Each(func(k string) bool {
+			n := den.Name(k)
+			if !changed[n] && (chain.Renewed(n, d.HourThen, d.HourNow) || den.NSEC3 && chain.Renewed(den.Owner(k), d.HourThen, d.HourNow)) {
+				keys[k] = true
 			}
 			return true
-		}
-		o.Each(renewed)
-		for _, n := range statics {
-			renewed(n)
-		}
+		})
 	}
-	out := make([]owner, 0, len(names))
-	for n := range names {
-		w := owner{name: n, static: isStatic(n), inNow: inNow(n)}
-		if n != apex {
-			w.now = d.Zone.Names.Get(n)
-		} else {
-			w.now = d.Zone.Names.Get(apex) // a hostname at the apex, if any
-		}
+	out := make([]owner, 0, len(keys))
+	for k := range keys {
+		n := den.Name(k)
+		w := owner{key: k, name: n, now: z.Names.Get(n), inNow: o.Has(k)}
 		w.old = w.now
 		if changed[n] {
 			w.old = d.Old[n]
 		}
-		w.inOld = n == apex || w.static || w.old.Chained()
+		w.inOld = wasIn(k, w.old)
 		if w.inNow {
-			w.nextNow, _ = nextNow(n)
+			w.nextNow, _ = o.Next(k)
 		}
 		if w.inOld {
-			w.nextOld = nextOld(n)
+			w.nextOld = nextOld(k)
 		}
 		out = append(out, w)
 	}
-	slices.SortFunc(out, func(a, b owner) int { return chain.Compare(a.name, b.name) })
+	slices.SortFunc(out, func(a, b owner) int { return den.Compare(a.key, b.key) })
 	return out
 }
 
 // restate signs each owner as it was and as it is, and returns what the
 // secondary deletes and adds: the records of each that differ, the SOA
 // left out (the frame carries it).
-func (x *Transfers) restate(z *index.Zone, owners []owner, static map[string]index.AddrList, soaThen, soaNow dns.RR, hourThen, hourNow int64) (dels, adds []dns.RR, err error) {
+func (x *Transfers) restate(z *index.Zone, owners []owner, soaThen, soaNow dns.RR, hourThen, hourNow int64) (dels, adds []dns.RR, err error) {
+	static, den := x.staticIn(z), z.Denial()
 	type result struct{ dels, adds []dns.RR }
 	results := make([]result, len(owners))
 	errs := make([]error, len(owners))
 	signAt := func(w owner, n *index.Node, next string, soa dns.RR, hour int64) ([]dns.RR, error) {
-		rrs := x.ownerRRs(z, w.name, n, soa, static)
-		if len(rrs) == 0 {
-			return nil, nil
-		}
-		return z.Chain.Owner(nil, rrs, w.name, next, x.soa.Minimum, hour)
+		return z.Chain.Owner(nil, x.ownerRRs(z, w.name, n, soa, static), den, w.key, next, x.soa.Minimum, hour)
 	}
 	work := func(i int) {
 		w := owners[i]
