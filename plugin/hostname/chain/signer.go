@@ -41,12 +41,12 @@ func New(zone string, dnskey *dns.DNSKEY, key crypto.Signer) *Signer {
 		cur: map[uint64][sigLen]byte{}, limit: minCache}
 }
 
-// Expect tells the cache how many RRsets the zone has, so a generation
-// holds the whole zone (a second AXFR signs nothing) and an IXFR's older
-// windows besides.
+// Expect tells the cache how many RRsets the zone signs, so a generation
+// holds the whole zone (a second AXFR signs nothing) and an eighth more
+// (the writes and renewals since), before it turns over.
 func (s *Signer) Expect(rrsets int) {
 	s.mu.Lock()
-	s.limit = max(minCache, 2*rrsets)
+	s.limit = max(minCache, rrsets+rrsets/8)
 	s.mu.Unlock()
 }
 

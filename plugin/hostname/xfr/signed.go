@@ -127,7 +127,7 @@ func (x *Transfers) signedAXFR(z *index.Zone, chunks [][]index.Named, serial uin
 		return
 	}
 	sz := x.newSignedZone(z, chunks, soa)
-	z.Chain.Expect(2 * sz.Len())
+	z.Chain.Expect(2 * sz.Len()) // a name's records, and its chain record
 	ch <- []dns.RR{soa}
 	err := z.Chain.Stream(sz, sz.d, x.soa.Minimum, hour, func(rrs []dns.RR) {
 		// The SOA is signed with the apex, and sent by the frame alone:
