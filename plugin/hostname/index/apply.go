@@ -118,7 +118,10 @@ func (ix *Index) Apply(ctx context.Context, q storage.Queries, cs []storage.Chan
 		}
 	}
 	zs := *ix.zones.Load()
-	var moved []movedName
+	var (
+		moved  []movedName
+		orders newOrders
+	)
 	if domainsChanged {
 		prev := zs
 		var err error
@@ -126,6 +129,7 @@ func (ix *Index) Apply(ctx context.Context, q storage.Queries, cs []storage.Chan
 			return err
 		}
 		moved = zs.adopt(prev)
+		orders = ix.ordersFor(zs)
 	}
 	hs, rs, cs2, err := q.HostnamesWithRows(ctx, ids)
 	if err != nil {
@@ -163,10 +167,10 @@ func (ix *Index) Apply(ctx context.Context, q storage.Queries, cs []storage.Chan
 	ix.jr.mu.Lock()
 	if domainsChanged {
 		ix.zones.Store(&zs)
+		orders.keep()
 		for _, m := range moved {
 			m.from.drop(m.name, m.n.Owner)
 		}
-		ix.keepOrders(zs)
 	}
 	built := time.Now().UnixMilli()
 	for i := range hs {

@@ -47,8 +47,32 @@ func (t *Table) Order() *chain.Order { return t.order }
 // keepOrders gives every zone of zs its chain (keepOrder), with the
 // configured nameservers' names in it pinned.
 func (ix *Index) keepOrders(zs Set) {
+	ix.ordersFor(zs).keep()
+}
+
+// newOrders are the chains zones need made or dropped: made (a million
+// names sorted take seconds) before the journal's lock is taken, and kept
+// under it, so the feed and transfers do not wait for the sort.
+type newOrders map[*Table]*chain.Order
+
+// ordersFor are the chains the zones of zs need: a new one for a zone
+// signed here without one (or with another denial), none for a zone not
+// signed here. The caller is the feed (the tables' one writer).
+func (ix *Index) ordersFor(zs Set) newOrders {
+	out := newOrders{}
 	for _, z := range zs {
-		z.Names.keepOrder(z, ix.pinnedIn(zs, z))
+		if o, change := z.Names.orderFor(z, ix.pinnedIn(zs, z)); change {
+			out[z.Names] = o
+		}
+	}
+	return out
+}
+
+// keep gives each table its new chain; the caller holds the journal's
+// lock (or the tables are not yet seen).
+func (o newOrders) keep() {
+	for t, order := range o {
+		t.order = order
 	}
 }
 
@@ -79,14 +103,21 @@ func (ix *Index) pinnedIn(zs Set, z *Zone) []string {
 func (ix *Index) SetPinned(names []string) { ix.pinned = names }
 
 // keepOrder gives t the chain of z's denial when z is signed here, and
-// drops it when not, with pinned in it. The caller is the
-// feed, before or under the journal's lock: no transfer reads it
-// meanwhile.
+// drops it when not, with pinned in it.
 func (t *Table) keepOrder(z *Zone, pinned []string) {
+	if o, change := t.orderFor(z, pinned); change {
+		t.order = o
+	}
+}
+
+// orderFor is the chain t needs for z, and whether it is not t's: nil
+// when z is not signed here; a new one, with pinned in it, when t has none
+// or one of another denial.
+func (t *Table) orderFor(z *Zone, pinned []string) (*chain.Order, bool) {
 	d := z.Denial()
 	switch {
 	case z.Chain == nil:
-		t.order = nil
+		return nil, t.order != nil
 	case t.order == nil || t.order.Denial() != d:
 		var keys []string
 		t.Each(func(name string, n *Node) {
@@ -96,8 +127,9 @@ func (t *Table) keepOrder(z *Zone, pinned []string) {
 		})
 		slices.SortFunc(keys, d.Compare)
 		keys = slices.CompactFunc(keys, func(a, b string) bool { return d.Compare(a, b) == 0 })
-		t.order = chain.NewOrder(d, keys, pinned...)
+		return chain.NewOrder(d, keys, pinned...), true
 	}
+	return t.order, false
 }
 
 // Denial is how z's transfers deny.
