@@ -18,7 +18,8 @@
 // BENCH_HOSTNAME adds lines to their hostname blocks, to measure an
 // option: BENCH_HOSTNAME="response_rate_limit 100000000" go run ./bench ...
 //
-// With -pipeline it measures only the write pipeline (pipeline.go).
+// With -pipeline it measures only the write pipeline (pipeline.go); with
+// -signed, only what signed zones cost their secondaries (signed.go).
 package main
 
 import (
@@ -66,13 +67,15 @@ func main() {
 	ops := flag.Int("ops", 4000, "hostnames created (then updated) by the API clients")
 	updates := flag.Int("updates", 1000, "updates timed from node A to node B")
 	pg := flag.String("pg", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "PostgreSQL server (a database on it is created and dropped per size)")
-	skip := flag.String("skip", "", "parts to leave out: dns (SQLite start-up and dnsperf), pg (PostgreSQL start-up, API, propagation), update (DNS UPDATE on both stores), account (the large account), pipeline (the write pipeline's table), sqlite or postgres (its store), million (its 1 000 000th name), peers (Knot, PowerDNS)")
+	skip := flag.String("skip", "", "parts to leave out: dns (SQLite start-up and dnsperf), pg (PostgreSQL start-up, API, propagation), update (DNS UPDATE on both stores), account (the large account), pipeline (the write pipeline's table), signed (signed zones to secondaries), sqlite or postgres (its store), million (its 1 000 000th name), peers (Knot, PowerDNS)")
 	knotWorkers := flag.Int("knot-udp-workers", 2, "Knot's udp-workers")
 	account := flag.Int("account", 200_000, "hostnames created through the API into one account, in bands")
 	bandSize := flag.Int("band", 10_000, "creates per band of the large account")
 	bin := flag.String("bin", "bin/coredns", "the built binary (go build -o bin/coredns ./coredns-build)")
 	pipelineOnly := flag.Bool("pipeline", false, "measure only the write pipeline, which a full run measures last (API creates from 1 account × 16 clients, 16 × 1, 64 × 4; DNS UPDATE from 16 accounts' keys and from one) on each store, and print its table")
 	pipelineOps := flag.Int("pipeline-ops", 4000, "operations per band of -pipeline")
+	signedOnly := flag.Bool("signed", false, "measure only signed zones to secondaries, which a full run measures after the write pipeline (AXFR unsigned and signed, IXFR after a write, the signed AXFR at start, DNS and API rates signed against unsigned), and print its table")
+	signedSizes := flag.String("signed-sizes", "100000,1000000", "hostname counts of -signed, comma-separated")
 	pgProfiled := flag.Bool("pg-profile", false, "profile PostgreSQL's one-account and 16-accounts bands (pg_stat_statements, if the server loads it, and CPU by process)")
 	flag.Parse()
 	if abs, err := filepath.Abs(*bin); err == nil {
@@ -80,6 +83,12 @@ func main() {
 	}
 	if *pipelineOnly {
 		if err := pipeline(os.Stdout, *bin, *pg, *skip, *pipelineOps, *pgProfiled); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
+	if *signedOnly {
+		if err := signedPart(os.Stdout, *bin, *signedSizes); err != nil {
 			log.Fatal(err)
 		}
 		return
@@ -135,6 +144,11 @@ func main() {
 	}
 	if !strings.Contains(*skip, "pipeline") {
 		if err := pipeline(os.Stdout, *bin, *pg, *skip, *pipelineOps, *pgProfiled); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if !strings.Contains(*skip, "signed") {
+		if err := signedPart(os.Stdout, *bin, *signedSizes); err != nil {
 			log.Fatal(err)
 		}
 	}
