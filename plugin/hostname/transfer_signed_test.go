@@ -260,7 +260,7 @@ func isNSEC3Owner(n, apex string, byHash map[string]*dns.NSEC3) bool {
 func TestCanonicalOrder(t *testing.T) {
 	t.Parallel()
 	want := []string{"example.", "a.example.", "yljkjljk.a.example.", "Z.a.example.", "zABC.a.EXAMPLE.",
-		"z.example.", "\\001.z.example.", "*.z.example.", "\\200.z.example."}
+		"z.example.", "\\001.z.example.", "*.z.example.", "a\\.b.z.example.", "\\200.z.example."}
 	got := slices.Clone(want)
 	for i := range 20 {
 		slices.Reverse(got)
@@ -462,4 +462,44 @@ func BenchmarkSignedAXFR100k(b *testing.B) {
 			drain()
 		}
 	})
+}
+
+// A signed AXFR is the zone at its SOA's serial, though the feed changes
+// every name, and adds and drops some, while it reads them: the chain is
+// copied with the serial, and the journal sets back what changed since.
+func TestSignedAXFRIsASnapshot(t *testing.T) {
+	t.Parallel()
+	h := signedFixture(t, 200, true)
+	ix := h.index
+	ix.Freeze()
+	ix.ResetJournal(testSerial)
+	ix.Thaw()
+	z := (*ix.Zones())["example.org."]
+	before := zoneSet(transferAll(t, h, 0))
+	ix.OnCopy(func() {
+		ix.Freeze()
+		defer ix.Thaw()
+		for i := range 200 {
+			n := fmt.Sprintf("h%06d.example.org.", i)
+			old := z.Names.Get(n)
+			ix.Journal(testSerial+1, z.Name, n, old)
+			if i%10 == 0 {
+				(*ix.Zones()).Drop(n, old.Owner)
+				continue
+			}
+			ix.Put(n, &index.Node{Owner: old.Owner, Host: true, Addrs: index.PackAddrs([]netip.Addr{netip.MustParseAddr("192.0.2.99")})})
+		}
+		ix.Journal(testSerial+1, z.Name, "new.example.org.", nil)
+		ix.Put("new.example.org.", &index.Node{Owner: 7, Host: true, Addrs: index.PackAddrs([]netip.Addr{netip.MustParseAddr("192.0.2.98")})})
+		ix.SetSerial(testSerial + 1)
+	})
+	rrs := transferAll(t, h, 0)
+	ix.OnCopy(nil)
+	if soa := rrs[0].(*dns.SOA); soa.Serial != testSerial {
+		t.Fatalf("the AXFR's serial is %d, want %d (when it started)", soa.Serial, testSerial)
+	}
+	if got := zoneSet(rrs); !maps.Equal(got, before) {
+		t.Errorf("the AXFR is not the zone at its serial: %d records, %d before", len(got), len(before))
+	}
+	checkSignedZone(t, rrs, z.Chain.DNSKEY(), time.Now())
 }

@@ -12,22 +12,26 @@ import (
 // are in presentation form; those with escapes (\. \DDD) are compared in
 // wire form, the rest without allocating.
 func Compare(a, b string) int {
-	if strings.IndexByte(a, '\\') >= 0 || strings.IndexByte(b, '\\') >= 0 {
-		return compareWire(a, b)
-	}
-	a, b = strings.TrimSuffix(a, "."), strings.TrimSuffix(b, ".")
+	ra, rb := strings.TrimSuffix(a, "."), strings.TrimSuffix(b, ".")
 	for {
 		switch {
-		case a == "" && b == "":
+		case ra == "" && rb == "":
 			return 0
-		case a == "":
+		case ra == "":
 			return -1
-		case b == "":
+		case rb == "":
 			return 1
 		}
 		var la, lb string
-		a, la = lastLabel(a)
-		b, lb = lastLabel(b)
+		var escaped bool
+		// A sort compares each pair once: the escape check rides the
+		// search for the label, not a pass of its own over the names.
+		if ra, la, escaped = lastLabel(ra); escaped {
+			return compareWire(a, b)
+		}
+		if rb, lb, escaped = lastLabel(rb); escaped {
+			return compareWire(a, b)
+		}
 		if c := compareFold(la, lb); c != 0 {
 			return c
 		}
@@ -35,13 +39,21 @@ func Compare(a, b string) int {
 }
 
 // lastLabel splits name (no trailing dot) into what is left and its last
-// label.
-func lastLabel(name string) (rest, label string) {
-	i := strings.LastIndexByte(name, '.')
-	if i < 0 {
-		return "", name
+// label; escaped is true when the label holds an escape (the dot found
+// may not end it).
+func lastLabel(name string) (rest, label string, escaped bool) {
+	for i := len(name) - 1; i >= 0; i-- {
+		switch name[i] {
+		case '.':
+			if i > 0 && name[i-1] == '\\' { // an escaped dot, within a label
+				return "", "", true
+			}
+			return name[:i], name[i+1:], false
+		case '\\':
+			return "", "", true
+		}
 	}
-	return name[:i], name[i+1:]
+	return "", name, false
 }
 
 // compareFold compares two labels as octets with ASCII letters lowercased.

@@ -138,6 +138,15 @@ func (o *Order) Prev(key string) string {
 	return o.blocks[b][i-1]
 }
 
+// Keys are the chain's keys, in order (a copy).
+func (o *Order) Keys() []string {
+	out := make([]string, 0, o.n)
+	for _, blk := range o.blocks {
+		out = append(out, blk...)
+	}
+	return out
+}
+
 // Each calls f with every key in order, until f returns false.
 func (o *Order) Each(f func(key string) bool) {
 	for _, blk := range o.blocks {

@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	"github.com/hostmint/hostmint/plugin/hostname/answer"
-	"github.com/hostmint/hostmint/plugin/hostname/chain"
 	"github.com/hostmint/hostmint/plugin/hostname/index"
 	"github.com/hostmint/hostmint/served"
 	"github.com/miekg/dns"
@@ -16,58 +15,14 @@ import (
 // the apex's records), read at one serial and signed in the windows of
 // that serial's clock.
 
-// signedZone is z at one serial as chain.Stream reads it: its names in
-// the order of its chain.
+// signedZone is z at one serial as chain.Stream reads it: its chain's
+// names in order, with their nodes (index.ChainAt).
 type signedZone struct {
 	x      *Transfers
 	z      *index.Zone
-	d      chain.Denial
 	soa    dns.RR
-	names  []keyed
+	names  []index.Chained
 	static map[string]index.AddrList
-}
-
-// keyed is a name of the zone with its key in the chain and its node (nil
-// for the apex or a nameserver's name that no hostname holds).
-type keyed struct {
-	key, name string
-	node      *index.Node
-}
-
-// newSignedZone orders the names of z at one serial (chunks, as
-// ZoneNames reads them) for signing: those in its chain, the apex and the
-// nameservers in the zone always.
-func (x *Transfers) newSignedZone(z *index.Zone, chunks [][]index.Named, soa dns.RR) *signedZone {
-	s := &signedZone{x: x, z: z, d: z.Denial(), soa: soa, static: x.staticIn(z)}
-	size := 1 + len(s.static)
-	for _, c := range chunks {
-		size += len(c)
-	}
-	s.names = make([]keyed, 0, size)
-	pinned := map[string]bool{}
-	for _, n := range x.ix.Pinned(z) {
-		pinned[n] = true
-	}
-	for i, c := range chunks {
-		for _, e := range c {
-			if pinned[e.Name] {
-				if e.Node != nil {
-					s.names = append(s.names, keyed{s.d.Key(e.Name), e.Name, e.Node})
-					delete(pinned, e.Name)
-				}
-				continue
-			}
-			if index.Member(s.d, e.Node) {
-				s.names = append(s.names, keyed{s.d.Key(e.Name), e.Name, e.Node})
-			}
-		}
-		chunks[i] = nil // what is ordered need not be kept twice
-	}
-	for n := range pinned {
-		s.names = append(s.names, keyed{key: s.d.Key(n), name: n})
-	}
-	slices.SortFunc(s.names, func(a, b keyed) int { return s.d.Compare(a.key, b.key) })
-	return s
 }
 
 // staticIn are the configured nameservers' addresses whose names are in z.
@@ -83,11 +38,11 @@ func (x *Transfers) staticIn(z *index.Zone) map[string]index.AddrList {
 }
 
 func (s *signedZone) Len() int         { return len(s.names) }
-func (s *signedZone) Key(i int) string { return s.names[i].key }
+func (s *signedZone) Key(i int) string { return s.names[i].Key }
 
 // RRs are what the i-th name serves, grouped by type (ownerRRs).
 func (s *signedZone) RRs(i int) []dns.RR {
-	return s.x.ownerRRs(s.z, s.names[i].name, s.names[i].node, s.soa, s.static)
+	return s.x.ownerRRs(s.z, s.names[i].Name, s.names[i].Node, s.soa, s.static)
 }
 
 // ownerRRs are what name serves in signed zone z, grouped by type: at the
@@ -116,9 +71,10 @@ func (x *Transfers) ownerRRs(z *index.Zone, name string, n *index.Node, soa dns.
 	return rrs
 }
 
-// signedAXFR streams z, as it stood at serial, signed: the SOA, every
-// name's records with their RRSIGs and NSEC, and the SOA again.
-func (x *Transfers) signedAXFR(z *index.Zone, chunks [][]index.Named, serial uint32, ch chan<- []dns.RR) {
+// signedAXFR streams z, as it stood at serial (names, its chain then),
+// signed: the SOA, every name's records with their RRSIGs and its chain
+// record, and the SOA again.
+func (x *Transfers) signedAXFR(z *index.Zone, names []index.Chained, serial uint32, ch chan<- []dns.RR) {
 	soa := x.answers.SOA(z, x.soa.Minimum)
 	soa.(*dns.SOA).Serial = serial
 	hour, ok := x.ix.Clock(serial)
@@ -126,10 +82,10 @@ func (x *Transfers) signedAXFR(z *index.Zone, chunks [][]index.Named, serial uin
 		log.Errorf("transfer of %s: the clock of serial %d is not known; the transfer is cut short", z.Name, serial)
 		return
 	}
-	sz := x.newSignedZone(z, chunks, soa)
+	sz := &signedZone{x: x, z: z, soa: soa, names: names, static: x.staticIn(z)}
 	z.Chain.Expect(2 * sz.Len()) // a name's records, and its chain record
 	ch <- []dns.RR{soa}
-	err := z.Chain.Stream(sz, sz.d, x.soa.Minimum, hour, func(rrs []dns.RR) {
+	err := z.Chain.Stream(sz, z.Denial(), x.soa.Minimum, hour, func(rrs []dns.RR) {
 		// The SOA is signed with the apex, and sent by the frame alone:
 		// one in the middle would end the transfer there.
 		rrs = slices.DeleteFunc(rrs, func(rr dns.RR) bool { return rr.Header().Rrtype == dns.TypeSOA })

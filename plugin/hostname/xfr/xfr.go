@@ -55,6 +55,10 @@ const xfrBatch = 512
 // parent publishes.
 var ErrNoKey = errors.New("the zone is signed and this node cannot open its key: it is never transferred unsigned")
 
+// errSignedMeanwhile refuses an AXFR of a zone signed while it was read:
+// the secondary asks again, and gets it signed.
+var errSignedMeanwhile = errors.New("the zone was signed while it was read: ask again")
+
 // errNotLoaded refuses a transfer before the first snapshot is in.
 var errNotLoaded = errors.New("the index is not loaded yet")
 
@@ -104,6 +108,16 @@ func (x *Transfers) Transfer(zone string, serial uint32) (<-chan []dns.RR, error
 			return ch, nil
 		}
 	}
+	if z.Signed {
+		names, at, signed := x.ix.ChainAt(z.Name)
+		if signed != nil {
+			go func() {
+				defer close(ch)
+				x.signedAXFR(signed, names, at, ch)
+			}()
+			return ch, nil
+		}
+	}
 	// The zone as it stands with the names copied: a domain change since
 	// the look above (signed, its CAA) is what is sent, or refused.
 	chunks, at, z := x.ix.ZoneNames(z.Name)
@@ -114,13 +128,11 @@ func (x *Transfers) Transfer(zone string, serial uint32) (<-chan []dns.RR, error
 		xfrRefused.WithLabelValues("no_key").Inc()
 		log.Warningf("refused a transfer of %s: %v", z.Name, ErrNoKey)
 		return nil, ErrNoKey
+	case z.Signed: // signed while its names were copied
+		return nil, errSignedMeanwhile
 	}
 	go func() {
 		defer close(ch)
-		if z.Signed {
-			x.signedAXFR(z, chunks, at, ch)
-			return
-		}
 		x.axfr(z, chunks, at, ch)
 	}()
 	return ch, nil
