@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/hostmint/hostmint/plugin/hostname/sign"
 	"github.com/miekg/dns"
@@ -18,40 +19,39 @@ type Signer struct {
 	key    crypto.Signer
 	tag    uint16
 
-	// The signatures made, by RRset and window: a zone's second AXFR, and
-	// an IXFR's statement of what a secondary holds, find them here. Two
-	// generations: when the newer holds limit, it becomes the older and
-	// the older is dropped, so signatures of content and windows long gone
-	// leave by themselves while the zone's live ones are kept.
-	mu        sync.Mutex
-	cur, prev map[uint64][sigLen]byte
-	limit     int
+	// The signatures made, by RRset and window (cache.go): a zone's second
+	// AXFR, and an IXFR's statement of what a secondary holds, find them
+	// here.
+	mu    sync.Mutex
+	cache *sigCache
 }
 
 // sigLen is the length of an ECDSA P-256 signature (RFC 6605), the only
 // one a domain's key makes; another length is signed each time, not kept.
 const sigLen = 64
 
-// minCache is the least a generation holds before it turns over.
+// minCache is the least the cache holds before it is purged.
 const minCache = 4096
 
 // New is zone's transfer signer with key, whose public half is dnskey.
 func New(zone string, dnskey *dns.DNSKEY, key crypto.Signer) *Signer {
-	return &Signer{zone: zone, dnskey: dnskey, key: deterministic{key}, tag: dnskey.KeyTag(),
-		cur: map[uint64][sigLen]byte{}, limit: minCache}
+	return &Signer{zone: zone, dnskey: dnskey, key: deterministic{key}, tag: dnskey.KeyTag(), cache: newSigCache(minCache)}
 }
 
-// Expect tells the cache how many RRsets the zone signs, so a generation
-// holds the whole zone (a second AXFR signs nothing) and an eighth more
-// (the writes and renewals since), before it turns over.
+// Expect tells the cache how many RRsets the zone signs, so that it holds
+// the whole zone (a second AXFR signs nothing) and an eighth more (the
+// writes and renewals since) before it is purged.
 func (s *Signer) Expect(rrsets int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.limit = max(minCache, rrsets+rrsets/8)
-	if len(s.cur) == 0 {
-		// Made at its size: a map grown to it by doubling holds twice the
-		// memory (a million names' signatures, 170 bytes each against 85).
-		s.cur = make(map[uint64][sigLen]byte, s.limit)
+	if want := rrsets + rrsets/8; want > s.cache.limit {
+		c := newSigCache(want)
+		for i := range s.cache.slots {
+			if sl := &s.cache.slots[i]; sl.key != 0 {
+				c.put(sl.key, sl.inception, sl.sig, 0)
+			}
+		}
+		s.cache = c
 	}
 }
 
@@ -86,12 +86,7 @@ func (s *Signer) Sign(rrs []dns.RR, hour int64) (*dns.RRSIG, error) {
 	}
 	key := sign.RRsetKey(owner, hdr.Rrtype, rrs) ^ sign.Mix64(uint64(hdr.Ttl)<<32|uint64(inception))
 	s.mu.Lock()
-	b, ok := s.cur[key]
-	if !ok {
-		if b, ok = s.prev[key]; ok {
-			s.keep(key, b)
-		}
-	}
+	b, ok := s.cache.get(key)
 	s.mu.Unlock()
 	if ok {
 		sig.Signature = base64.StdEncoding.EncodeToString(b[:])
@@ -102,20 +97,14 @@ func (s *Signer) Sign(rrs []dns.RR, hour int64) (*dns.RRSIG, error) {
 	}
 	made.Inc()
 	if raw, err := base64.StdEncoding.DecodeString(sig.Signature); err == nil && len(raw) == sigLen {
+		// Every owner's window now started after hour-Step: one before it
+		// is no transfer's any more.
+		before := uint32((hour - stepHours) * int64(time.Hour/time.Second))
 		s.mu.Lock()
-		s.keep(key, [sigLen]byte(raw))
+		s.cache.put(key, inception, [sigLen]byte(raw), before-uint32(skew/time.Second))
 		s.mu.Unlock()
 	}
 	return sig, nil
-}
-
-// keep puts a signature in the newer generation, turning it over when
-// full. The caller holds mu.
-func (s *Signer) keep(key uint64, b [sigLen]byte) {
-	if len(s.cur) >= s.limit {
-		s.prev, s.cur = s.cur, make(map[uint64][sigLen]byte, s.limit) // see Expect
-	}
-	s.cur[key] = b
 }
 
 // Key is the private key the signer signs with.
