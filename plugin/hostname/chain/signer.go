@@ -18,6 +18,9 @@ type Signer struct {
 	dnskey *dns.DNSKEY
 	key    crypto.Signer
 	tag    uint16
+	// signerWire is the zone's name in wire form, lowercase (RRSIG's
+	// signer's name, as signed).
+	signerWire []byte
 
 	// The signatures made, by RRset and window (cache.go): a zone's second
 	// AXFR, and an IXFR's statement of what a secondary holds, find them
@@ -35,7 +38,10 @@ const minCache = 4096
 
 // New is zone's transfer signer with key, whose public half is dnskey.
 func New(zone string, dnskey *dns.DNSKEY, key crypto.Signer) *Signer {
-	return &Signer{zone: zone, dnskey: dnskey, key: deterministic{key}, tag: dnskey.KeyTag(), cache: newSigCache(minCache)}
+	wire := make([]byte, 256)
+	n, _ := dns.PackDomainName(dns.CanonicalName(zone), wire, 0, nil, false)
+	return &Signer{zone: zone, dnskey: dnskey, key: deterministic{key}, tag: dnskey.KeyTag(), signerWire: wire[:n],
+		cache: newSigCache(minCache)}
 }
 
 // Expect tells the cache how many RRsets the zone signs, so that it holds
@@ -92,7 +98,7 @@ func (s *Signer) Sign(rrs []dns.RR, hour int64) (*dns.RRSIG, error) {
 		sig.Signature = base64.StdEncoding.EncodeToString(b[:])
 		return sig, nil
 	}
-	if err := sig.Sign(s.key, rrs); err != nil {
+	if err := s.signRRset(sig, rrs); err != nil {
 		return nil, err
 	}
 	made.Inc()
