@@ -135,10 +135,11 @@ type domainRequest struct {
 	DNSSEC      *bool     `json:"dnssec"`
 	DSPublished *bool     `json:"ds_published"`
 	NSEC3       *bool     `json:"nsec3"`
+	Rollover    *string   `json:"rollover"`
 }
 
 func (r domainRequest) input() domains.Input {
-	return domains.Input{Name: r.Name, AccountID: r.AccountID, Status: r.Status, CAA: r.CAA, DNSSEC: r.DNSSEC, DSPublished: r.DSPublished, NSEC3: r.NSEC3}
+	return domains.Input{Name: r.Name, AccountID: r.AccountID, Status: r.Status, CAA: r.CAA, DNSSEC: r.DNSSEC, DSPublished: r.DSPublished, NSEC3: r.NSEC3, Rollover: r.Rollover}
 }
 
 func (s *Server) createDomain(c *call) (int, any, error) {

@@ -318,6 +318,9 @@ func (s *Server) routeTable() []route {
 				"sealed at rest with cert_encryption_key_file; 501 without one) and answers the `ds` to publish at the parent; " +
 				"`ds_published: true` records that the parent has it (409 unless signed). `nsec3: true` makes the signed zone's " +
 				"transfers deny with an NSEC3 chain (RFC 9276's parameters) instead of NSEC (409 unless signed). " +
+				"`rollover` replaces the key without an unsigned moment: `start` adds a new key to the DNSKEY set and both keys sign " +
+				"every RRset (ds lists both); `finish`, sent with `ds_published: true` once the parent publishes the new DS, and an " +
+				"hour after start at the earliest, drops the old key; `cancel` drops the new key. " +
 				"`dnssec: false` unsigns (409 while ds_published).",
 			ok: 200, okSchema: "Domain", errors: append([]int{501}, adminErrors...), handle: s.patchDomain},
 		{method: "GET", path: "/api/admin/audit", auth: authAdmin, summary: "Read the audit log, newest first",

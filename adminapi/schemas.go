@@ -289,6 +289,9 @@ func (s *Server) schemas() map[string]schema {
 			req("ds", schema{"type": []string{"array", "null"}, "items": str(""), "description": "DS records to publish at the parent; null when unsigned"}),
 			req("ds_published", boolean("The operator marked the DS as published")),
 			req("nsec3", boolean("Zone transfers of the signed zone deny with NSEC3 (RFC 9276: SHA-1, no extra iterations, no salt, no opt-out); false: NSEC")),
+			req("rollover", schema{"type": []string{"string", "null"}, "enum": []any{"started", nil},
+				"description": "A key rollover's stage: started (the new key is in the DNSKEY set, and both sign every RRset); null: none"}),
+			req("rollover_at", schema{"type": []string{"string", "null"}, "format": "date-time", "description": "When the rollover reached its stage; null: none"}),
 			req("created_at", dateTime("Creation time"))),
 		"DomainInput": object("Domain fields; on PATCH only the fields sent change.",
 			opt("name", str("Domain name (create only)")),
@@ -297,7 +300,8 @@ func (s *Server) schemas() map[string]schema {
 			opt("caa", arrayOf(str(""), "CAA policy, each `FLAGS TAG \"VALUE\"` (tag issue, issuewild or iodef); [] clears it")),
 			opt("dnssec", boolean("true signs the zone (needs cert_encryption_key_file, else 501); false unsigns it (409 while ds_published)")),
 			opt("ds_published", boolean("The parent publishes the DS (409 unless signed)")),
-			opt("nsec3", boolean("Deny with NSEC3 in the signed zone's transfers, not NSEC (409 unless signed; unsigning sets it false)"))),
+			opt("nsec3", boolean("Deny with NSEC3 in the signed zone's transfers, not NSEC (409 unless signed; unsigning sets it false)")),
+			opt("rollover", enum("A key rollover's next step (409 out of order, or before its wait)", "start", "finish", "cancel"))),
 		"DomainList": object("Every domain.", req("domains", arrayOf(ref("Domain"), "Domains, oldest first"))),
 	}
 }

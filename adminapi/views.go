@@ -128,12 +128,18 @@ type domainView struct {
 	DS          []string `json:"ds"`
 	DSPublished bool     `json:"ds_published"`
 	NSEC3       bool     `json:"nsec3"`
+	Rollover    *string  `json:"rollover"`
+	RolloverAt  *string  `json:"rollover_at"`
 	CreatedAt   string   `json:"created_at"`
 }
 
 func domainViewOf(d *storage.Domain) domainView {
 	v := domainView{ID: d.ID, Name: d.Name, Status: d.Status, CAA: domains.CAA(d), DNSSEC: d.DNSSEC,
 		DS: domains.DS(d), DSPublished: d.DSPublished, NSEC3: d.NSEC3, CreatedAt: ts(d.CreatedAt)}
+	if d.Rollover != "" {
+		at := ts(d.RolloverAt)
+		v.Rollover, v.RolloverAt = &d.Rollover, &at
+	}
 	if v.CAA == nil {
 		v.CAA = []string{}
 	}

@@ -67,9 +67,11 @@ func verify(r *dns.Msg, key *dns.DNSKEY) string {
 	sets := map[uint16][]dns.RR{}
 	sigs := map[uint16]*dns.RRSIG{}
 	for _, rr := range r.Answer {
-		if sig, ok := rr.(*dns.RRSIG); ok {
+		// During a key rollover the key set carries a signature by each
+		// key: the one by key is what is checked.
+		if sig, ok := rr.(*dns.RRSIG); ok && (sigs[sig.TypeCovered] == nil || sig.KeyTag == key.KeyTag()) {
 			sigs[sig.TypeCovered] = sig
-		} else {
+		} else if !ok {
 			sets[rr.Header().Rrtype] = append(sets[rr.Header().Rrtype], rr)
 		}
 	}

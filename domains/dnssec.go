@@ -35,6 +35,7 @@ func (s *Service) applyDNSSEC(d *storage.Domain, in Input) error {
 					"or resolvers will fail to validate the unsigned zone", d.Name)
 			}
 			d.DNSSEC, d.DNSKEY, d.DNSSECKey, d.NSEC3 = false, "", "", false
+			endRollover(d)
 		}
 	}
 	if in.NSEC3 != nil {
@@ -53,8 +54,19 @@ func (s *Service) applyDNSSEC(d *storage.Domain, in Input) error {
 }
 
 func (s *Service) newKey(d *storage.Domain) error {
+	key, sealed, err := s.makeKey(d)
+	if err != nil {
+		return err
+	}
+	d.DNSSEC, d.DNSKEY, d.DNSSECKey, d.DSPublished = true, key, sealed, false
+	return nil
+}
+
+// makeKey is a new key for d: its DNSKEY in presentation form and its
+// private half sealed.
+func (s *Service) makeKey(d *storage.Domain) (dnskey, sealed string, err error) {
 	if len(s.key) == 0 {
-		return apierror.NotImplemented("DNSSEC keys are encrypted at rest with cert_encryption_key_file, and this deployment has none configured")
+		return "", "", apierror.NotImplemented("DNSSEC keys are encrypted at rest with cert_encryption_key_file, and this deployment has none configured")
 	}
 	k := &dns.DNSKEY{
 		Hdr:   dns.RR_Header{Name: dns.Fqdn(d.Name), Rrtype: dns.TypeDNSKEY, Class: dns.ClassINET, Ttl: keyTTL},
@@ -62,66 +74,98 @@ func (s *Service) newKey(d *storage.Domain) error {
 	}
 	priv, err := k.Generate(keyBits)
 	if err != nil {
-		return err
+		return "", "", err
 	}
-	sealed, err := s.key.Seal([]byte(k.PrivateKeyString(priv)), KeyLabel(d.ID))
+	sealed, err = s.key.Seal([]byte(k.PrivateKeyString(priv)), KeyLabel(d.ID))
 	if err != nil {
-		return err
+		return "", "", err
 	}
-	d.DNSSEC, d.DNSKEY, d.DNSSECKey, d.DSPublished = true, k.String(), sealed, false
-	return nil
+	return k.String(), sealed, nil
 }
 
 // KeyLabel binds a sealed DNSSEC key to its domain.
 func KeyLabel(domainID string) string { return "dnssec:" + domainID }
 
-// Signer is a domain's DNSKEY and private key, ready to sign.
-type Signer struct {
+// KeyPair is a DNSKEY and its private key.
+type KeyPair struct {
 	DNSKEY *dns.DNSKEY
 	Key    crypto.Signer
 }
 
-// OpenSigner unseals a signed domain's key.
+// Signer is a signed domain's keys, ready to sign: its key, and every key
+// of its DNSKEY set, which holds a second key during a rollover; each key
+// of the set signs every RRset (rollover.go).
+type Signer struct {
+	KeyPair
+	Set []KeyPair
+}
+
+// OpenSigner unseals a signed domain's keys.
 func OpenSigner(d *storage.Domain, key seal.Key) (*Signer, error) {
-	rr, err := dns.NewRR(d.DNSKEY)
+	cur, err := openKey(d, d.DNSKEY, d.DNSSECKey, key)
 	if err != nil {
 		return nil, err
 	}
-	dk, ok := rr.(*dns.DNSKEY)
-	if !ok {
-		return nil, apierror.Internal()
+	s := &Signer{KeyPair: cur, Set: []KeyPair{cur}}
+	if d.Rollover == "" {
+		return s, nil
 	}
-	text, err := key.Open(d.DNSSECKey, KeyLabel(d.ID))
+	next, err := openKey(d, d.NextDNSKEY, d.NextDNSSECKey, key)
 	if err != nil {
 		return nil, err
+	}
+	s.Set = append(s.Set, next)
+	return s, nil
+}
+
+func openKey(d *storage.Domain, dnskey, sealed string, key seal.Key) (KeyPair, error) {
+	dk, err := parseKey(dnskey)
+	if err != nil {
+		return KeyPair{}, err
+	}
+	text, err := key.Open(sealed, KeyLabel(d.ID))
+	if err != nil {
+		return KeyPair{}, err
 	}
 	priv, err := dk.ReadPrivateKey(strings.NewReader(string(text)), d.Name)
 	if err != nil {
-		return nil, err
+		return KeyPair{}, err
 	}
 	signer, ok := priv.(crypto.Signer)
 	if !ok {
-		return nil, apierror.Internal()
+		return KeyPair{}, apierror.Internal()
 	}
-	return &Signer{DNSKEY: dk, Key: signer}, nil
+	return KeyPair{DNSKEY: dk, Key: signer}, nil
 }
 
-// DS is what the parent must publish for a signed domain (SHA-256 digest),
-// in presentation form; nil when the domain is not signed.
-func DS(d *storage.Domain) []string {
-	if d.DNSKEY == "" {
-		return nil
-	}
-	rr, err := dns.NewRR(d.DNSKEY)
+func parseKey(text string) (*dns.DNSKEY, error) {
+	rr, err := dns.NewRR(text)
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	dk, ok := rr.(*dns.DNSKEY)
 	if !ok {
-		return nil
+		return nil, apierror.Internal()
 	}
-	return []string{dk.ToDS(dns.SHA256).String()}
+	return dk, nil
 }
+
+// DS is what the parent must publish for a signed domain (SHA-256 digest),
+// in presentation form: its key's, and during a rollover the new key's
+// too; nil when the domain is not signed.
+func DS(d *storage.Domain) []string {
+	var out []string
+	for _, text := range []string{d.DNSKEY, d.NextDNSKEY} {
+		if dk, err := parseKey(text); text != "" && err == nil {
+			out = append(out, dk.ToDS(dns.SHA256).String())
+		}
+	}
+	return out
+}
+
+// KeySet is what a signed domain's DNSKEY set holds, for telling one from
+// another (its key, and a rollover's key and stage).
+func KeySet(d *storage.Domain) string { return d.DNSKEY + "|" + d.NextDNSKEY + "|" + d.Rollover }
 
 // CAA policy: a list of presentation strings, each `FLAGS TAG "VALUE"`.
 

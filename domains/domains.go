@@ -39,6 +39,7 @@ type Input struct {
 	DNSSEC      *bool
 	DSPublished *bool
 	NSEC3       *bool
+	Rollover    *string // a key rollover's next step: start, activate, finish, cancel
 }
 
 // Normalize lowercases a domain name and drops a trailing dot; it returns ""
@@ -94,6 +95,9 @@ func (s *Service) apply(ctx context.Context, tx *storage.Tx, d *storage.Domain, 
 		d.CAA = caa
 	}
 	if err := s.applyDNSSEC(d, in); err != nil {
+		return err
+	}
+	if err := s.applyRollover(d, in); err != nil {
 		return err
 	}
 	if in.Status != nil {

@@ -67,7 +67,7 @@ func TestAdminAPI(t *testing.T) {
 
 		// Domains: added at run time and served at once.
 		d := s.must(201, "POST", "/api/admin/domains", s.admin, map[string]any{"name": "Extra.Example.NET."})
-		if got := keys(d.body); got != "account_id,caa,created_at,dnssec,ds,ds_published,id,name,nsec3,status" {
+		if got := keys(d.body); got != "account_id,caa,created_at,dnssec,ds,ds_published,id,name,nsec3,rollover,rollover_at,status" {
 			t.Fatalf("domain fields %s", got)
 		}
 		if d.str("name") != "extra.example.net" || d.str("status") != "active" || d.body["account_id"] != nil {

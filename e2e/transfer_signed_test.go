@@ -18,7 +18,8 @@ import (
 // the hidden primary: they load it by AXFR and follow every kind of write
 // by NOTIFY and IXFR, signed; what each holds passes kzonecheck -d on, and
 // BIND's delv validates each one's answers (a name, a missing name, a
-// missing type) from the DS the API hands out; with NSEC and with NSEC3.
+// missing type) from the DS the API hands out; with NSEC and with NSEC3;
+// through a key rollover too.
 // The secondaries are configured as for an unsigned zone.
 
 const signedDomain = "signed.example.net"
@@ -150,8 +151,18 @@ func TestSignedTransferToSecondaries(t *testing.T) {
 					if incremental && !within(2*time.Second, sec.incremental) {
 						t.Errorf("%s: %s's log shows no incremental transfer", step, sec.name)
 					}
-					if msg := kzonecheck(t, sec.holds(t)); msg != "" {
-						t.Errorf("%s: kzonecheck -d on of %s's copy: %s", step, sec.name, msg)
+					copy := sec.holds(t)
+					if msg := everySigned(copy); msg != "" {
+						t.Errorf("%s: %s's copy: %s", step, sec.name, msg)
+					}
+					// Knot 3.2's checker takes two keys of the SEP flag for two
+					// KSKs and no ZSK, and so fails every zone with two combined
+					// keys, which a rollover has (later Knot takes any key for a
+					// ZSK when validating); the copy is checked above instead.
+					if keys := len(apexKeys(copy)); keys == 1 {
+						if msg := kzonecheck(t, copy); msg != "" {
+							t.Errorf("%s: kzonecheck -d on of %s's copy: %s", step, sec.name, msg)
+						}
 					}
 					for _, q := range []struct{ name, qtype, want string }{
 						{present, "A", "; fully validated"},
@@ -183,6 +194,38 @@ func TestSignedTransferToSecondaries(t *testing.T) {
 
 			s.must(200, "DELETE", "/api/v1/hostnames/"+created.str("id"), key, nil)
 			check("a release", host, created.str("hostname"), true)
+
+			// A key rollover, each step an IXFR the secondaries validate
+			// across: the old DS anchors until the old key goes. The hour
+			// finish waits is set back in the store.
+			db := openSQL(t, d, s.dsn)
+			domainPath := "/api/admin/domains/" + s.recDomainID(t, signedDomain)
+			waited := func() {
+				t.Helper()
+				if _, err := db.Exec("UPDATE domains SET rollover_at = rollover_at - 3700000 WHERE name = '" + signedDomain + "'"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			started := s.must(200, "PATCH", domainPath, s.admin, recObj{"rollover": "start"})
+			if both, _ := started.body["ds"].([]any); len(both) != 2 || started.body["rollover"] != "started" {
+				t.Fatalf("rollover start: %s", started.raw)
+			}
+			check("a rollover's start (a new key, both signing)", host, "nothing."+signedDomain, true)
+			s.must(409, "PATCH", domainPath, s.admin, recObj{"rollover": "finish", "ds_published": true}) // within the hour
+			waited()
+			finished := s.must(200, "PATCH", domainPath, s.admin, recObj{"rollover": "finish", "ds_published": true})
+			newDS, _ := finished.body["ds"].([]any)
+			if len(newDS) != 1 || newDS[0] != started.body["ds"].([]any)[1] || finished.body["rollover"] != nil {
+				t.Fatalf("rollover finish: %s", finished.raw)
+			}
+			rr, err = dns.NewRR(newDS[0].(string))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ds = rr.(*dns.DS)
+			os.WriteFile(anchor, []byte(fmt.Sprintf("trust-anchors { %s. static-ds %d %d %d %q; };\n",
+				signedDomain, ds.KeyTag, ds.Algorithm, ds.DigestType, ds.Digest)), 0o600)
+			check("a rollover's finish (the old key gone; the new DS anchors)", host, "nothing."+signedDomain, true)
 		})
 	}
 }
@@ -198,4 +241,52 @@ func serialOf(addr, zone string) (uint32, bool) {
 		return 0, false
 	}
 	return soa.Serial, true
+}
+
+// apexKeys are the DNSKEYs of a zone's records.
+func apexKeys(rrs []dns.RR) map[uint16]*dns.DNSKEY {
+	keys := map[uint16]*dns.DNSKEY{}
+	for _, rr := range rrs {
+		if k, ok := rr.(*dns.DNSKEY); ok {
+			keys[k.KeyTag()] = k
+		}
+	}
+	return keys
+}
+
+// everySigned checks a zone's copy as a validator would each answer: every
+// RRset carries a signature by each key of the DNSKEY set, valid now; ""
+// when it does, else the first RRset that does not.
+func everySigned(rrs []dns.RR) string {
+	keys := apexKeys(rrs)
+	type set struct {
+		name string
+		t    uint16
+	}
+	sets := map[set][]dns.RR{}
+	var sigs []*dns.RRSIG
+	for _, rr := range rrs[:len(rrs)-1] { // the closing SOA once
+		if sig, ok := rr.(*dns.RRSIG); ok {
+			sigs = append(sigs, sig)
+			continue
+		}
+		k := set{strings.ToLower(rr.Header().Name), rr.Header().Rrtype}
+		sets[k] = append(sets[k], rr)
+	}
+	signed := map[set]map[uint16]bool{}
+	for _, sig := range sigs {
+		k := set{strings.ToLower(sig.Hdr.Name), sig.TypeCovered}
+		if key := keys[sig.KeyTag]; key != nil && sig.Verify(key, sets[k]) == nil && sig.ValidityPeriod(time.Now()) {
+			if signed[k] == nil {
+				signed[k] = map[uint16]bool{}
+			}
+			signed[k][sig.KeyTag] = true
+		}
+	}
+	for k := range sets {
+		if len(signed[k]) != len(keys) {
+			return fmt.Sprintf("%s %s is signed validly by %d of the %d keys", k.name, dns.TypeToString[k.t], len(signed[k]), len(keys))
+		}
+	}
+	return ""
 }

@@ -357,6 +357,12 @@ CREATE INDEX seen_macs_expires ON seen_macs (expires_at)`, map[Dialect]string{
 	// A signed domain's denial chain for secondaries: NSEC3 (RFC 9276's
 	// parameters) instead of NSEC.
 	{25, "NSEC3 for a signed domain's transfers", `ALTER TABLE domains ADD COLUMN nsec3 BOOLEAN NOT NULL DEFAULT FALSE`, nil},
+	// A key rollover: the key it brings in (sealed as the key is), and
+	// its stage and when it reached it (domains/rollover.go).
+	{26, "a signed domain's key rollover", `ALTER TABLE domains ADD COLUMN next_dnskey TEXT NOT NULL DEFAULT '';
+ALTER TABLE domains ADD COLUMN next_dnssec_key TEXT NOT NULL DEFAULT '';
+ALTER TABLE domains ADD COLUMN rollover TEXT NOT NULL DEFAULT '';
+ALTER TABLE domains ADD COLUMN rollover_at BIGINT NOT NULL DEFAULT 0`, nil},
 }
 
 // recountActive sets every account's active_hostnames from its rows: once

@@ -104,12 +104,23 @@ type Domain struct {
 	// NSEC3: its transfers deny with an NSEC3 chain (RFC 9276: no
 	// iterations, no salt), not NSEC.
 	NSEC3 bool `bun:"nsec3"`
+	// A key rollover (domains/rollover.go): the key it brings in and its
+	// private half, sealed; its stage (RolloverStarted; "" for none) and
+	// when it was reached (Unix ms).
+	NextDNSKEY    string `bun:"next_dnskey"`
+	NextDNSSECKey string `bun:"next_dnssec_key"`
+	Rollover      string `bun:"rollover"`
+	RolloverAt    int64  `bun:"rollover_at"`
 	// CatalogVersion counts the times the domain entered or left the
 	// catalog (created: 1; before signed zones were transferred, each
 	// signing or unsigning was one more), so that the catalog's serial,
 	// their sum, only grows, and moves exactly when its members change.
 	CatalogVersion int64 `bun:"catalog_version"`
 }
+
+// RolloverStarted is the stage of a domain's key rollover under way
+// (domains/rollover.go): the new key is in the DNSKEY set, and both sign.
+const RolloverStarted = "started"
 
 // Domain statuses.
 const (

@@ -1,6 +1,7 @@
 package hostname
 
 import (
+	"crypto"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/hostmint/hostmint/plugin/hostname/chain"
 	"github.com/hostmint/hostmint/plugin/hostname/index"
+	"github.com/hostmint/hostmint/plugin/hostname/sign"
 	"github.com/miekg/dns"
 )
 
@@ -95,7 +97,7 @@ func transferAll(t *testing.T, h *Handler, serial uint32) []dns.RR {
 // a secondary's copy: SOA first and last and nowhere else; every RRset
 // signed by key, valid at now; an NSEC at every name that holds data,
 // in canonical order, the last back to the apex, each listing its types.
-func checkSignedZone(t *testing.T, rrs []dns.RR, key *dns.DNSKEY, now time.Time) {
+func checkSignedZone(t *testing.T, rrs []dns.RR, key *dns.DNSKEY, now time.Time, more ...*dns.DNSKEY) {
 	t.Helper()
 	if len(rrs) < 2 || rrs[0].Header().Rrtype != dns.TypeSOA || rrs[len(rrs)-1].Header().Rrtype != dns.TypeSOA {
 		t.Fatalf("not framed by the SOA: %d records", len(rrs))
@@ -131,14 +133,18 @@ func checkSignedZone(t *testing.T, rrs []dns.RR, key *dns.DNSKEY, now time.Time)
 		sets[k] = append(sets[k], rr)
 	}
 	for k, rrset := range sets {
-		ok := false
-		for _, sig := range sigs[k] {
-			if sig.Verify(key, rrset) == nil && sig.ValidityPeriod(now) {
-				ok = true
+		// Every key of the set signs every RRset.
+		keys := append([]*dns.DNSKEY{key}, more...)
+		valid := 0
+		for _, key := range keys {
+			for _, sig := range sigs[k] {
+				if sig.KeyTag == key.KeyTag() && sig.Verify(key, rrset) == nil && sig.ValidityPeriod(now) {
+					valid++
+				}
 			}
 		}
-		if !ok {
-			t.Errorf("%s %s: no valid RRSIG among %v", k.name, dns.TypeToString[k.t], sigs[k])
+		if valid < len(keys) {
+			t.Errorf("%s %s: %d valid RRSIGs among %v, want one a key of %d", k.name, dns.TypeToString[k.t], valid, sigs[k], len(keys))
 		}
 	}
 	owners := make([]string, 0, len(types))
@@ -502,4 +508,66 @@ func TestSignedAXFRIsASnapshot(t *testing.T) {
 		t.Errorf("the AXFR is not the zone at its serial: %d records, %d before", len(got), len(before))
 	}
 	checkSignedZone(t, rrs, z.Chain.DNSKEY(), time.Now())
+}
+
+// A key rollover reaches a secondary by IXFR, step by step: start (a new
+// key in the set, and every RRset signed by both: each restated), finish
+// (the old key and its signatures gone); after each, the secondary's copy
+// is exactly the zone, and every RRset validates with each key of its set.
+func TestSignedIXFRRollover(t *testing.T) {
+	t.Parallel()
+	h := signedFixture(t, 30, true)
+	ix := h.index
+	ix.Freeze()
+	ix.ResetJournal(testSerial)
+	ix.Thaw()
+	z0 := (*ix.Zones())["example.org."]
+	old := sign.Key{DNSKEY: z0.Chain.DNSKEY(), Private: z0.Chain.Key()}
+	k := &dns.DNSKEY{Hdr: dns.RR_Header{Name: "example.org.", Rrtype: dns.TypeDNSKEY, Class: dns.ClassINET, Ttl: 3600},
+		Flags: 257, Protocol: 3, Algorithm: dns.ECDSAP256SHA256}
+	priv, err := k.Generate(256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := sign.Key{DNSKEY: k, Private: priv.(crypto.Signer)}
+	copy := zoneSet(transferAll(t, h, 0))
+	serial := uint32(testSerial)
+	for _, step := range []struct {
+		name   string
+		signs  sign.Key
+		others []sign.Key
+	}{
+		{"start", old, []sign.Key{next}},
+		{"finish", next, nil},
+	} {
+		z := *(*ix.Zones())["example.org."]
+		z.Signer = sign.New(z.Name, step.signs.DNSKEY, step.signs.Private).WithOthers(step.others)
+		z.Chain = chain.New(z.Name, step.signs.DNSKEY, step.signs.Private).WithOthers(step.others)
+		z.DNSKEY = step.name
+		ix.Freeze()
+		ix.ChangeDomains(index.Set{z.Name: &z}, serial+1)
+		ix.Thaw()
+		ch, err := h.Transfer(z.Name, serial)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var diff []dns.RR
+		for b := range ch {
+			diff = append(diff, b...)
+		}
+		applyIXFR(t, copy, diff, serial, serial+1)
+		whole := transferAll(t, h, 0)
+		var more []*dns.DNSKEY
+		for _, o := range step.others {
+			more = append(more, o.DNSKEY)
+		}
+		checkSignedZone(t, whole, step.signs.DNSKEY, time.Now(), more...)
+		if !maps.Equal(copy, zoneSet(whole)) {
+			t.Fatalf("%s: the secondary's copy is not the zone", step.name)
+		}
+		if len(diff) < len(whole)/4 {
+			t.Errorf("%s: an IXFR of %d records for a zone of %d: not every RRset's signatures", step.name, len(diff), len(whole))
+		}
+		serial++
+	}
 }

@@ -227,20 +227,25 @@ func (a *Answerer) apex(r *reply, qtype uint16) {
 }
 
 // Keys are a signed zone's DNSKEY, CDNSKEY and CDS at owner (its apex, as
-// asked), in type order: the key, and the same key as CDNSKEY and its DS
-// as CDS (RFC 7344, RFC 8078), so that a parent that scans for them
-// installs the DS itself. Answers and transfers serve these.
+// asked), in type order: its key set (two keys during a rollover), the
+// same keys as CDNSKEY and their DS as CDS (RFC 7344, RFC 8078), so that a
+// parent that scans for them installs the DS itself. Answers and
+// transfers serve these.
 func Keys(z *index.Zone, owner string) []dns.RR {
 	if z.Signer == nil {
 		return nil
 	}
-	k := *z.Signer.DNSKEY()
-	k.Hdr.Name, k.Hdr.Ttl = owner, ttlDNSKEY
-	rrs := []dns.RR{&k}
-	if ds := k.ToDS(dns.SHA256); ds != nil {
-		rrs = append(rrs, ds.ToCDS())
+	var keys, cds, cdnskey []dns.RR
+	for _, dk := range z.Signer.Set() {
+		k := *dk
+		k.Hdr.Name, k.Hdr.Ttl = owner, ttlDNSKEY
+		keys = append(keys, &k)
+		if ds := k.ToDS(dns.SHA256); ds != nil {
+			cds = append(cds, ds.ToCDS())
+		}
+		cdnskey = append(cdnskey, k.ToCDNSKEY())
 	}
-	return append(rrs, k.ToCDNSKEY())
+	return append(append(keys, cds...), cdnskey...)
 }
 
 // sign adds the RRSIGs, and on a negative answer the NSEC that proves it.

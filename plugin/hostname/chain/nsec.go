@@ -37,11 +37,7 @@ func (s *Signer) Owner(out, rrs []dns.RR, d Denial, key, next string, ttl uint32
 		return nil, err
 	}
 	link := d.Record(key, next, typesOf(rrs), ttl)
-	sig, err := s.Sign([]dns.RR{link}, hour)
-	if err != nil {
-		return nil, err
-	}
-	return append(out, link, sig), nil
+	return s.sets(append(out, link), []dns.RR{link}, hour)
 }
 
 // sets appends an RRSIG over each RRset of rrs (grouped by type).
@@ -56,6 +52,12 @@ func (s *Signer) sets(out, rrs []dns.RR, hour int64) ([]dns.RR, error) {
 			return nil, err
 		}
 		out = append(out, sig)
+		for _, o := range s.others {
+			if sig, err = o.Sign(rrs[i:j], hour); err != nil {
+				return nil, err
+			}
+			out = append(out, sig)
+		}
 		i = j
 	}
 	return out, nil

@@ -21,6 +21,8 @@ type Signer struct {
 	// signerWire is the zone's name in wire form, lowercase (RRSIG's
 	// signer's name, as signed).
 	signerWire []byte
+	// others sign every RRset too: a rollover's other key.
+	others []*Signer
 
 	// The signatures made, by RRset and window (cache.go): a zone's second
 	// AXFR, and an IXFR's statement of what a secondary holds, find them
@@ -68,6 +70,15 @@ type deterministic struct{ crypto.Signer }
 
 func (d deterministic) Sign(_ io.Reader, digest []byte, opts crypto.SignerOpts) ([]byte, error) {
 	return d.Signer.Sign(nil, digest, opts)
+}
+
+// WithOthers makes s sign every RRset with others too (a rollover's
+// other key: sign.Signer.WithOthers), and returns it.
+func (s *Signer) WithOthers(others []sign.Key) *Signer {
+	for _, k := range others {
+		s.others = append(s.others, New(s.zone, k.DNSKEY, k.Private))
+	}
+	return s
 }
 
 // Sign is the RRSIG over rrs (one RRset, owner lowercase, TTL as

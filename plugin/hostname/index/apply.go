@@ -9,6 +9,7 @@ import (
 	"time"
 
 	clog "github.com/coredns/coredns/plugin/pkg/log"
+	"github.com/hostmint/hostmint/domains"
 	"github.com/hostmint/hostmint/plugin/hostname/chain"
 	"github.com/hostmint/hostmint/plugin/hostname/sign"
 	"github.com/hostmint/hostmint/served"
@@ -121,9 +122,10 @@ func (ix *Index) Apply(ctx context.Context, q storage.Queries, cs []storage.Chan
 	var (
 		moved  []movedName
 		orders newOrders
+		prev   Set
 	)
 	if domainsChanged {
-		prev := zs
+		prev = zs
 		var err error
 		if zs, err = ix.loadZones(ctx, q, prev, nil); err != nil {
 			return err
@@ -198,9 +200,7 @@ func (ix *Index) Apply(ctx context.Context, q storage.Queries, cs []storage.Chan
 	}
 	ix.serial.Store(serial)
 	if domainsChanged {
-		// A domain's CAA policy or signing stands at every name: an IXFR
-		// cannot say what changed, so secondaries transfer the whole zone.
-		ix.jr.reset(serial)
+		ix.journalDomains(prev, zs, len(moved) > 0, serial)
 		for name := range *ix.zones.Load() {
 			zones[name] = true
 		}
@@ -315,7 +315,7 @@ func (ix *Index) loadZones(ctx context.Context, q storage.Queries, prev Set, siz
 	for i := range ds {
 		d := &ds[i]
 		name := dns.Fqdn(d.Name)
-		z := &Zone{Name: name, ID: d.ID, DNSKEY: d.DNSKEY, Kind: KindPool, CatalogVersion: d.CatalogVersion}
+		z := &Zone{Name: name, ID: d.ID, DNSKEY: domains.KeySet(d), Kind: KindPool, CatalogVersion: d.CatalogVersion}
 		if old := prev[name]; old != nil {
 			z.Names = old.Names
 		} else {
@@ -327,7 +327,7 @@ func (ix *Index) loadZones(ctx context.Context, q storage.Queries, prev Set, siz
 		z.CAA = served.Policy(d)
 		if d.DNSSEC {
 			z.Signed, z.NSEC3 = true, d.NSEC3
-			if old := prev[name]; old != nil && old.DNSKEY == d.DNSKEY && old.Signer != nil {
+			if old := prev[name]; old != nil && old.DNSKEY == z.DNSKEY && old.Signer != nil {
 				z.Signer, z.Chain = old.Signer, old.Chain
 			} else if z.Signer, z.Chain, err = ix.newSigners(d); err != nil {
 				// Never unsigned: its parent publishes a DS, so an unsigned
@@ -352,5 +352,11 @@ func (ix *Index) newSigners(d *storage.Domain) (*sign.Signer, *chain.Signer, err
 		return nil, nil, err
 	}
 	name := dns.Fqdn(d.Name)
-	return sign.New(name, s.DNSKEY, s.Key), chain.New(name, s.DNSKEY, s.Key), nil
+	var others []sign.Key
+	for _, k := range s.Set {
+		if k.DNSKEY != s.DNSKEY {
+			others = append(others, sign.Key{DNSKEY: k.DNSKEY, Private: k.Key})
+		}
+	}
+	return sign.New(name, s.DNSKEY, s.Key).WithOthers(others), chain.New(name, s.DNSKEY, s.Key).WithOthers(others), nil
 }

@@ -23,6 +23,16 @@ func (ix *Index) SetSerial(serial uint32) {
 // under Freeze.
 func (ix *Index) Tick(serial uint32, unixMilli int64) { ix.jr.tick(serial, unixMilli) }
 
+// ChangeDomains makes zs the zone set at serial, as a change of domains
+// does, under Freeze: the journal notes what changed from the zone set
+// before (a change of keys alone keeps IXFRs).
+func (ix *Index) ChangeDomains(zs Set, serial uint32) {
+	prev := *ix.zones.Load()
+	ix.zones.Store(&zs)
+	ix.journalDomains(prev, zs, false, serial)
+	ix.SetSerial(serial)
+}
+
 // KeepOrders gives every zone with a transfer signer its canonical order,
 // as a load does.
 func (ix *Index) KeepOrders() {

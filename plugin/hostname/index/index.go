@@ -92,7 +92,7 @@ type Zone struct {
 	// Chain signs the zone whole for transfers, with the same key; nil
 	// when Signer is.
 	Chain  *chain.Signer
-	DNSKEY string // the DNSKEY the signer was made from
+	DNSKEY string // the key set the signers were made from (domains.KeySet)
 	Kind   string // kindPool or kindTeam, for metrics
 	// Names are the zone's Names below its apex (lowercase FQDN ->
 	// *node), those of a zone below it excepted.

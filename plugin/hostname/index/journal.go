@@ -28,6 +28,16 @@ type journal struct {
 type zoneJournal struct {
 	floor   uint32 // the oldest serial an IXFR of the zone can start from
 	entries []journalEntry
+	// rekeys are the changes of the zone's key set (a rollover's steps),
+	// each with the zone as it stood before: an IXFR across one states the
+	// zone's signatures again, not the whole zone.
+	rekeys []zoneMark
+}
+
+// zoneMark is a zone's change of keys at serial, and the zone before it.
+type zoneMark struct {
+	serial uint32
+	old    *Zone
 }
 
 type journalEntry struct {
@@ -54,6 +64,13 @@ func (j *journal) reset(serial uint32) {
 
 // add records what name, of zone, held before the change that brings serial.
 func (j *journal) add(serial uint32, zone, name string, old *Node) {
+	zj := j.zoneOf(zone)
+	zj.entries = append(zj.entries, journalEntry{serial: serial, name: name, old: old})
+	j.order = append(j.order, journalRef{zone: zone, serial: serial})
+}
+
+// zoneOf is the journal of zone, made if need be.
+func (j *journal) zoneOf(zone string) *zoneJournal {
 	if j.zones == nil {
 		j.zones = map[string]*zoneJournal{}
 	}
@@ -62,8 +79,34 @@ func (j *journal) add(serial uint32, zone, name string, old *Node) {
 		zj = &zoneJournal{floor: j.floor}
 		j.zones[zone] = zj
 	}
-	zj.entries = append(zj.entries, journalEntry{serial: serial, name: name, old: old})
-	j.order = append(j.order, journalRef{zone: zone, serial: serial})
+	return zj
+}
+
+// rekeyed notes that zone's key set changed at serial; old is the zone
+// before.
+func (j *journal) rekeyed(zone string, serial uint32, old *Zone) {
+	zj := j.zoneOf(zone)
+	zj.rekeys = append(zj.rekeys, zoneMark{serial, old})
+}
+
+// resetZone starts zone's journal afresh at serial (its IXFRs from before
+// are whole zones): a change of the zone an IXFR cannot state.
+func (j *journal) resetZone(zone string, serial uint32) {
+	j.order = slices.DeleteFunc(j.order, func(r journalRef) bool { return r.zone == zone })
+	*j.zoneOf(zone) = zoneJournal{floor: serial}
+}
+
+// zoneAt is the zone as it stood at serial, when its keys changed since;
+// nil when they did not.
+func (j *journal) zoneAt(zone string, serial uint32) *Zone {
+	if zj := j.zones[zone]; zj != nil {
+		for _, m := range zj.rekeys {
+			if SerialOlder(serial, m.serial) {
+				return m.old
+			}
+		}
+	}
+	return nil
 }
 
 // journalSlack is how far past journalMax the journal grows before it is
@@ -90,6 +133,7 @@ func (j *journal) trim() {
 		zj := j.zones[zone]
 		zj.floor = zj.entries[n-1].serial
 		zj.entries = append(zj.entries[:0:0], zj.entries[n:]...)
+		zj.rekeys = slices.DeleteFunc(zj.rekeys, func(m zoneMark) bool { return !SerialOlder(zj.floor, m.serial) })
 	}
 	j.order = append(j.order[:0], j.order[cut:]...)
 }
@@ -127,3 +171,44 @@ func (j *journal) since(zone string, serial uint32) (names []string, old map[str
 // SerialOlder reports whether serial a is older than b in serial number
 // arithmetic (RFC 1982): the feed's ids wrap at 2^32 as SOA serials.
 func SerialOlder(a, b uint32) bool { return a != b && b-a < 1<<31 }
+
+// journalDomains notes in the journal how the domains changed at serial,
+// from prev to zs (names moved: moved). A domain's CAA policy, its signing
+// and its denial stand at every name, and zones added or removed move
+// names between zones: an IXFR cannot say what changed, so the zone's
+// secondaries, or every zone's, transfer it whole. A change of keys alone
+// (a rollover's step) is noted, and IXFRs across it restate the zone's
+// signatures (Diff.Then). Any other change (a status) changes no record.
+func (ix *Index) journalDomains(prev, zs Set, moved bool, serial uint32) {
+	if moved || len(prev) != len(zs) {
+		ix.jr.reset(serial)
+		return
+	}
+	for name, z := range zs {
+		p := prev[name]
+		switch {
+		case p == nil:
+			ix.jr.reset(serial)
+			return
+		case !sameRecords(p, z):
+			ix.jr.resetZone(name, serial)
+		case p.DNSKEY != z.DNSKEY:
+			ix.jr.rekeyed(name, serial, p)
+		}
+	}
+}
+
+// sameRecords reports whether two versions of a zone serve the same
+// records at every name but their signatures: the same CAA policy,
+// signed alike (and opened alike here), with the same denial.
+func sameRecords(a, b *Zone) bool {
+	if a.Signed != b.Signed || a.NSEC3 != b.NSEC3 || (a.Chain == nil) != (b.Chain == nil) || len(a.CAA) != len(b.CAA) {
+		return false
+	}
+	for i := range a.CAA {
+		if a.CAA[i].String() != b.CAA[i].String() {
+			return false
+		}
+	}
+	return true
+}

@@ -163,7 +163,10 @@ func chainedOf(z *Zone, keys []string) []Chained {
 // journal's lock: Changes, the feed's clock at both ends, and the zone's
 // order now.
 type Diff struct {
-	Zone     *Zone
+	Zone *Zone
+	// Then is the zone as it stood at the secondary's serial: another
+	// version when its keys changed since (a rollover's step), else Zone.
+	Then     *Zone
 	Cur      uint32
 	Names    []string
 	Old, Now map[string]*Node
@@ -189,7 +192,11 @@ func (ix *Index) WithChanges(name string, serial uint32, f func(d *Diff)) bool {
 	if !ok1 || !ok2 {
 		return false
 	}
-	f(&Diff{Zone: z, Cur: cur, Names: names, Old: old, Now: now, HourThen: then, HourNow: hour, Order: z.Names.order})
+	was := ix.jr.zoneAt(name, serial)
+	if was == nil {
+		was = z
+	}
+	f(&Diff{Zone: z, Then: was, Cur: cur, Names: names, Old: old, Now: now, HourThen: then, HourNow: hour, Order: z.Names.order})
 	return true
 }
 

@@ -40,6 +40,32 @@ type Signer struct {
 	// signature) churn this cache only, never the one the zone's real
 	// RRsets are answered from.
 	denials *cache.Cache[*dns.RRSIG]
+	// others are the DNSKEY set's other keys during a rollover: each signs
+	// every RRset too (RFC 6781 4.1.1.2's double signatures), so a
+	// validator holding either key, by the parent's DS or its cache,
+	// validates every answer.
+	others []Key
+}
+
+// Key is a DNSKEY and its private half.
+type Key struct {
+	DNSKEY  *dns.DNSKEY
+	Private crypto.Signer
+}
+
+// WithOthers makes s sign every RRset with others too, and returns it.
+func (s *Signer) WithOthers(others []Key) *Signer {
+	s.others = others
+	return s
+}
+
+// Set is the zone's DNSKEY set: the key that signs, then the others.
+func (s *Signer) Set() []*dns.DNSKEY {
+	set := []*dns.DNSKEY{s.dnskey}
+	for _, k := range s.others {
+		set = append(set, k.DNSKEY)
+	}
+	return set
 }
 
 // sigCacheSize is how many signatures of existing RRsets a zone keeps, and
@@ -69,9 +95,14 @@ func (s *Signer) cacheOf(rrs []dns.RR) *cache.Cache[*dns.RRSIG] {
 // RRset's full TTL), so a TTL shortened at answer time or the client's case
 // in the owner name do not make a new signature.
 func (s *Signer) sign(rrs []dns.RR, fullTTL uint32, now time.Time) *dns.RRSIG {
+	return s.signWith(Key{s.dnskey, s.key}, s.tag, rrs, fullTTL, now)
+}
+
+// signWith is sign with key k, whose tag is tag.
+func (s *Signer) signWith(k Key, tag uint16, rrs []dns.RR, fullTTL uint32, now time.Time) *dns.RRSIG {
 	hdr := rrs[0].Header()
 	owner := strings.ToLower(hdr.Name)
-	key := RRsetKey(owner, hdr.Rrtype, rrs)
+	key := RRsetKey(owner, hdr.Rrtype, rrs) ^ Mix64(uint64(tag))
 	c := s.cacheOf(rrs)
 	if sig, ok := c.Get(key); ok && time.Unix(int64(sig.Expiration), 0).Sub(now) > Refresh {
 		return asServed(sig, hdr)
@@ -84,14 +115,14 @@ func (s *Signer) sign(rrs []dns.RR, fullTTL uint32, now time.Time) *dns.RRSIG {
 	}
 	sig := &dns.RRSIG{
 		Hdr:        dns.RR_Header{Name: owner, Rrtype: dns.TypeRRSIG, Class: dns.ClassINET, Ttl: fullTTL},
-		Algorithm:  s.dnskey.Algorithm,
+		Algorithm:  k.DNSKEY.Algorithm,
 		SignerName: s.zone,
-		KeyTag:     s.tag,
+		KeyTag:     tag,
 		OrigTtl:    fullTTL,
 		Inception:  uint32(now.Add(-skew).Unix()),
 		Expiration: uint32(now.Add(Validity).Unix()),
 	}
-	if err := sig.Sign(s.key, canon); err != nil {
+	if err := sig.Sign(k.Private, canon); err != nil {
 		log.Errorf("signing %s %s: %v", owner, dns.TypeToString[hdr.Rrtype], err)
 		return nil
 	}
@@ -168,6 +199,11 @@ func (s *Signer) Section(rrs []dns.RR, fullTTL func(dns.RR) uint32, now time.Tim
 		if t := rrs[i].Header().Rrtype; t != dns.TypeRRSIG && t != dns.TypeOPT {
 			if sig := s.sign(rrs[i:j], fullTTL(rrs[i]), now); sig != nil {
 				out = append(out, sig)
+			}
+			for _, k := range s.others {
+				if sig := s.signWith(k, k.DNSKEY.KeyTag(), rrs[i:j], fullTTL(rrs[i]), now); sig != nil {
+					out = append(out, sig)
+				}
 			}
 		}
 		i = j

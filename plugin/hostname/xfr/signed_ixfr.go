@@ -23,7 +23,8 @@ import (
 // (before it now, or, for one that left, before where it was, which is the
 // same name, since nothing between them is in the chain at either end).
 // When the clock crossed hours, the names whose windows moved meanwhile
-// are renewed too.
+// are renewed too; when the key set changed (a rollover's step), every
+// name is.
 
 // owner is one name an IXFR restates: what it held at the secondary's
 // serial and what it holds now.
@@ -39,23 +40,23 @@ type owner struct {
 // back to serial (the whole zone answers).
 func (x *Transfers) signedIXFR(name string, serial uint32) (rrs []dns.RR, ok bool) {
 	var (
-		z                 *index.Zone
+		z, then           *index.Zone
 		owners            []owner
 		cur               uint32
 		hourThen, hourNow int64
 	)
 	ok = x.ix.WithChanges(name, serial, func(d *index.Diff) {
-		z, cur, hourThen, hourNow = d.Zone, d.Cur, d.HourThen, d.HourNow
+		z, then, cur, hourThen, hourNow = d.Zone, d.Then, d.Cur, d.HourThen, d.HourNow
 		owners = restated(d)
 	})
-	if !ok || z.Chain == nil {
+	if !ok || z.Chain == nil || then.Chain == nil {
 		return nil, false
 	}
 	soaNow := x.answers.SOA(z, x.soa.Minimum).(*dns.SOA)
 	soaNow.Serial = cur
 	soaThen := x.answers.SOA(z, x.soa.Minimum).(*dns.SOA)
 	soaThen.Serial = serial
-	dels, adds, err := x.restate(z, owners, soaThen, soaNow, hourThen, hourNow)
+	dels, adds, err := x.restate(then, z, owners, soaThen, soaNow, hourThen, hourNow)
 	if err != nil {
 		log.Errorf("IXFR of %s: signing failed, the whole zone answers: %v", z.Name, err)
 		return nil, false
@@ -115,7 +116,15 @@ func restated(d *index.Diff) []owner {
 		keys[k] = true
 		keys[o.Prev(k)] = true
 	}
-	if d.HourThen != d.HourNow {
+	switch {
+	case d.Then.DNSKEY != z.DNSKEY:
+		// Another key set signs (a rollover's step): every RRset's
+		// signatures are new.
+		o.Each(func(k string) bool {
+			keys[k] = true
+			return true
+		})
+	case d.HourThen != d.HourNow:
 		// Renewals: each name in the chain whose windows moved meanwhile
 		// (its records' at its name, its chain record's at its key's).
 		o.Each(func(k string) bool {
@@ -147,31 +156,32 @@ func restated(d *index.Diff) []owner {
 	return out
 }
 
-// restate signs each owner as it was and as it is, and returns what the
-// secondary deletes and adds: the records of each that differ, the SOA
-// left out (the frame carries it).
-func (x *Transfers) restate(z *index.Zone, owners []owner, soaThen, soaNow dns.RR, hourThen, hourNow int64) (dels, adds []dns.RR, err error) {
+// restate signs each owner as it was (in then, the zone at the
+// secondary's serial) and as it is (in z), and returns what the secondary
+// deletes and adds: the records of each that differ, the SOA left out (the
+// frame carries it).
+func (x *Transfers) restate(then, z *index.Zone, owners []owner, soaThen, soaNow dns.RR, hourThen, hourNow int64) (dels, adds []dns.RR, err error) {
 	static, den := x.staticIn(z), z.Denial()
 	type result struct{ dels, adds []dns.RR }
 	results := make([]result, len(owners))
 	errs := make([]error, len(owners))
-	signAt := func(w owner, n *index.Node, next string, soa dns.RR, hour int64) ([]dns.RR, error) {
+	signAt := func(z *index.Zone, w owner, n *index.Node, next string, soa dns.RR, hour int64) ([]dns.RR, error) {
 		return z.Chain.Owner(nil, x.ownerRRs(z, w.name, n, soa, static), den, w.key, next, x.soa.Minimum, hour)
 	}
 	work := func(i int) {
 		w := owners[i]
-		var then, now []dns.RR
+		var was, now []dns.RR
 		if w.inOld {
-			if then, errs[i] = signAt(w, w.old, w.nextOld, soaThen, hourThen); errs[i] != nil {
+			if was, errs[i] = signAt(then, w, w.old, w.nextOld, soaThen, hourThen); errs[i] != nil {
 				return
 			}
 		}
 		if w.inNow {
-			if now, errs[i] = signAt(w, w.now, w.nextNow, soaNow, hourNow); errs[i] != nil {
+			if now, errs[i] = signAt(z, w, w.now, w.nextNow, soaNow, hourNow); errs[i] != nil {
 				return
 			}
 		}
-		results[i].dels, results[i].adds = difference(then, now), difference(now, then)
+		results[i].dels, results[i].adds = difference(was, now), difference(now, was)
 	}
 	// The owners are few for a write; an hour's renewals in a large zone
 	// are thousands, signed on every core.
