@@ -396,14 +396,7 @@ func testSignedIXFR(t *testing.T, nsec3 bool) {
 		ix.SetSerial(next)
 		ix.Thaw()
 
-		ch, err := h.Transfer(z.Name, serial)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var diff []dns.RR
-		for b := range ch {
-			diff = append(diff, b...)
-		}
+		diff := transferAll(t, h, serial)
 		applyIXFR(t, copy, diff, serial, next)
 		whole := transferAll(t, h, 0)
 		checkSignedZone(t, whole, z.Chain.DNSKEY(), clock)
@@ -423,14 +416,7 @@ func testSignedIXFR(t *testing.T, nsec3 bool) {
 		serial = next
 	}
 	// A secondary thirty changes and two clock jumps behind.
-	ch, err := h.Transfer(z.Name, testSerial)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var diff []dns.RR
-	for b := range ch {
-		diff = append(diff, b...)
-	}
+	diff := transferAll(t, h, testSerial)
 	applyIXFR(t, first, diff, testSerial, serial)
 	if !maps.Equal(first, copy) {
 		t.Errorf("an IXFR across every step does not give the zone now")
@@ -547,14 +533,7 @@ func TestSignedIXFRRollover(t *testing.T) {
 		ix.Freeze()
 		ix.ChangeDomains(index.Set{z.Name: &z}, serial+1)
 		ix.Thaw()
-		ch, err := h.Transfer(z.Name, serial)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var diff []dns.RR
-		for b := range ch {
-			diff = append(diff, b...)
-		}
+		diff := transferAll(t, h, serial)
 		applyIXFR(t, copy, diff, serial, serial+1)
 		whole := transferAll(t, h, 0)
 		var more []*dns.DNSKEY
