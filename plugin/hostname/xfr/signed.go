@@ -2,6 +2,7 @@ package xfr
 
 import (
 	"cmp"
+	"runtime/debug"
 	"slices"
 
 	"github.com/hostmint/hostmint/plugin/hostname/answer"
@@ -97,4 +98,15 @@ func (x *Transfers) signedAXFR(z *index.Zone, names []index.Chained, serial uint
 	}
 	ch <- []dns.RR{soa}
 	xfrOut.WithLabelValues("axfr").Inc()
+	if sz.Len() >= bigZone {
+		// Signing a large zone leaves garbage of several times its
+		// signatures (each ECDSA signature's own allocations): hand it
+		// back to the system now, as a load does, rather than keep the
+		// peak resident until the runtime gets round to it.
+		debug.FreeOSMemory()
+	}
 }
+
+// bigZone is the size of zone whose signed AXFR returns its garbage to the
+// system when it ends.
+const bigZone = 100_000
