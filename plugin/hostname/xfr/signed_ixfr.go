@@ -26,6 +26,10 @@ import (
 // are renewed too; when the key set changed (a rollover's step), every
 // name is.
 
+// wholeIXFR is how many names an IXFR restates at most before the whole
+// zone answers instead, when they are most of it.
+const wholeIXFR = 50_000
+
 // owner is one name an IXFR restates: what it held at the secondary's
 // serial and what it holds now.
 type owner struct {
@@ -44,12 +48,20 @@ func (x *Transfers) signedIXFR(name string, serial uint32) (rrs []dns.RR, ok boo
 		owners            []owner
 		cur               uint32
 		hourThen, hourNow int64
+		size              int
 	)
 	ok = x.ix.WithChanges(name, serial, func(d *index.Diff) {
-		z, then, cur, hourThen, hourNow = d.Zone, d.Then, d.Cur, d.HourThen, d.HourNow
+		z, then, cur, hourThen, hourNow, size = d.Zone, d.Then, d.Cur, d.HourThen, d.HourNow, d.Order.Len()
 		owners = restated(d)
 	})
 	if !ok || z.Chain == nil || then.Chain == nil {
+		return nil, false
+	}
+	if len(owners) > wholeIXFR && len(owners) > size/2 {
+		// Most of a large zone restated (a rollover's step, a secondary a
+		// week behind): the difference is larger than the zone, and held
+		// whole while it is made, where the zone streams. RFC 1995 lets
+		// the whole zone answer.
 		return nil, false
 	}
 	soaNow := x.answers.SOA(z, x.soa.Minimum).(*dns.SOA)
