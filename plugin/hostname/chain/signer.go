@@ -50,6 +50,9 @@ func New(zone string, dnskey *dns.DNSKEY, key crypto.Signer) *Signer {
 // the whole zone (a second AXFR signs nothing) and an eighth more (the
 // writes and renewals since) before it is purged.
 func (s *Signer) Expect(rrsets int) {
+	for _, o := range s.others { // a rollover's other key signs as many
+		o.Expect(rrsets)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if want := rrsets + rrsets/8; want > s.cache.limit {
