@@ -40,11 +40,7 @@ func (t *Table) ordered(name string, n *Node) {
 	}
 }
 
-// Order is the table's chain (nil unless its zone is signed); it is read
-// under the journal's lock (Index.WithChanges).
-func (t *Table) Order() *chain.Order { return t.order }
-
-// keepOrders gives every zone of zs its chain (keepOrder), with the
+// keepOrders gives every zone of zs the chain it needs (orderFor), with the
 // configured nameservers' names in it pinned.
 func (ix *Index) keepOrders(zs Set) {
 	ix.ordersFor(zs).keep()
@@ -76,12 +72,10 @@ func (o newOrders) keep() {
 	}
 }
 
-// Pinned are the names in z's chain whatever they hold, the apex first:
+// pinnedIn are the names in z's chain whatever they hold, the apex first:
 // the configured nameservers' names in it, and with NSEC3, acme_dns_domain
 // and the names between it and the apex, the empty non-terminals above
 // the registrations (which hold no node of their own).
-func (ix *Index) Pinned(z *Zone) []string { return ix.pinnedIn(*ix.zones.Load(), z) }
-
 func (ix *Index) pinnedIn(zs Set, z *Zone) []string {
 	in := []string{z.Name}
 	for _, n := range ix.pinned {
@@ -101,14 +95,6 @@ func (ix *Index) pinnedIn(zs Set, z *Zone) []string {
 // its zone's chain whatever its node holds (its addresses are the
 // configuration's). Set before the first load.
 func (ix *Index) SetPinned(names []string) { ix.pinned = names }
-
-// keepOrder gives t the chain of z's denial when z is signed here, and
-// drops it when not, with pinned in it.
-func (t *Table) keepOrder(z *Zone, pinned []string) {
-	if o, change := t.orderFor(z, pinned); change {
-		t.order = o
-	}
-}
 
 // orderFor is the chain t needs for z, and whether it is not t's: nil
 // when z is not signed here; a new one, with pinned in it, when t has none
