@@ -14,8 +14,8 @@ import (
 // The fake secondary of -signed (signed.go): AXFRs counted as they are
 // read, IXFRs after writes checked for the new address signed.
 
-// fakeSecondary listens for NOTIFYs (and answers them) as measureXFR's
-// secondary does; notified holds one signal however many came.
+// fakeSecondary listens for NOTIFYs and answers them, for measureXFR and
+// -signed; notified holds one signal however many came.
 func fakeSecondary() (port int, notified chan struct{}, stop func(), err error) {
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
@@ -129,9 +129,9 @@ func axfr(addr string) (t take, err error) {
 	return t, err
 }
 
-// peakRSS samples s's resident memory every 5 ms, as measureXFR does,
-// until the function returned is called, which returns the highest: the
-// process's VmHWM would be start-up's peak as often as the transfer's.
+// peakRSS samples s's resident memory every 5 ms until the function
+// returned is called, which returns the highest (MiB): the process's VmHWM
+// would be start-up's peak as often as the transfer's.
 func peakRSS(s *server) func() float64 {
 	stop, done := make(chan struct{}), make(chan float64)
 	go func() {

@@ -2,9 +2,7 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/miekg/dns"
@@ -36,25 +34,13 @@ func transferCorefile(corefile func(d, a int, dir string) string, notifyPort int
 // the API's 200 until the IXFR holds the new address.
 func measureXFR(bin, dir string, corefile func(d, a int, dir string) string, n int) (xfrRun, error) {
 	var r xfrRun
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	port, notified, stopSecondary, err := fakeSecondary()
 	if err != nil {
 		return r, err
 	}
-	defer pc.Close()
-	notified := make(chan struct{}, 64)
-	go (&dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, m *dns.Msg) {
-		if m.Opcode == dns.OpcodeNotify {
-			select {
-			case notified <- struct{}{}:
-			default:
-			}
-		}
-		a := new(dns.Msg)
-		a.SetReply(m)
-		w.WriteMsg(a)
-	})}).ActivateAndServe()
+	defer stopSecondary()
 
-	s, err := start(bin, dir, transferCorefile(corefile, pc.LocalAddr().(*net.UDPAddr).Port))
+	s, err := start(bin, dir, transferCorefile(corefile, port))
 	if err != nil {
 		return r, err
 	}
@@ -62,32 +48,19 @@ func measureXFR(bin, dir string, corefile func(d, a int, dir string) string, n i
 	addr := fmt.Sprintf("127.0.0.1:%d", s.dns)
 
 	r.rssBefore, _ = s.rss()
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	go func() {
-		for {
-			if now, _ := s.rss(); uint64(now*1024) > peak.Load() {
-				peak.Store(uint64(now * 1024))
-			}
-			select {
-			case <-stop:
-				return
-			case <-time.After(5 * time.Millisecond):
-			}
-		}
-	}()
+	peak := peakRSS(s)
 	t0 := time.Now()
 	m := new(dns.Msg)
 	m.SetAxfr(zone + ".")
 	env, err := new(dns.Transfer).In(m, addr)
 	if err != nil {
-		close(stop)
+		peak()
 		return r, err
 	}
 	var serial uint32
 	for e := range env {
 		if e.Error != nil {
-			close(stop)
+			peak()
 			return r, e.Error
 		}
 		r.records += len(e.RR)
@@ -96,8 +69,7 @@ func measureXFR(bin, dir string, corefile func(d, a int, dir string) string, n i
 		}
 	}
 	r.axfr = time.Since(t0)
-	close(stop)
-	r.rssAt = float64(peak.Load()) / 1024
+	r.rssAt = peak()
 
 	tok, err := s.adminToken()
 	if err != nil {
