@@ -52,12 +52,15 @@ func (x *Transfers) signedIXFR(name string, serial uint32) (rrs []dns.RR, ok boo
 	)
 	ok = x.ix.WithChanges(name, serial, func(d *index.Diff) {
 		z, then, cur, hourThen, hourNow, size = d.Zone, d.Then, d.Cur, d.HourThen, d.HourNow, d.Order.Len()
+		if d.Then.DNSKEY != d.Zone.DNSKEY && size > wholeIXFR {
+			return // every name restated: the whole zone answers (below), found without the walk
+		}
 		owners = restated(d)
 	})
 	if !ok || z.Chain == nil || then.Chain == nil {
 		return nil, false
 	}
-	if len(owners) > wholeIXFR && len(owners) > size/2 {
+	if owners == nil || len(owners) > wholeIXFR && len(owners) > size/2 {
 		// Most of a large zone restated (a rollover's step, a secondary a
 		// week behind): the difference is larger than the zone, and held
 		// whole while it is made, where the zone streams. RFC 1995 lets
