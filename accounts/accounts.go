@@ -165,6 +165,9 @@ func (s *Service) Patch(ctx context.Context, id string, in Input) (*storage.Acco
 		} else if err != nil {
 			return err
 		}
+		if err := RefuseClosed(a); err != nil {
+			return err
+		}
 		wasOpen := a.Access(s.now().UnixMilli()) == storage.AccountActive
 		if err := s.apply(a, in); err != nil {
 			return err

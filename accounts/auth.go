@@ -120,7 +120,7 @@ func (a *Authenticator) lookup(ctx context.Context, id string, now time.Time) (*
 		principal: p,
 		expiresAt: row.ExpiresAt,
 		revoked:   row.RevokedAt != 0,
-		account:   storage.Account{ID: acct.ID, SuspendedAt: acct.SuspendedAt, PlanEndsAt: acct.PlanEndsAt},
+		account:   acct.AccessOnly(),
 		loaded:    now,
 	}
 	if a.epoch.Load() == epoch {

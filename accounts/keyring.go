@@ -121,7 +121,7 @@ func (r *Keyring) add(ctx context.Context, q storage.Queries, rows []storage.TSI
 	}
 	open := map[string]storage.Account{}
 	for _, a := range as {
-		open[a.ID] = storage.Account{ID: a.ID, SuspendedAt: a.SuspendedAt, PlanEndsAt: a.PlanEndsAt}
+		open[a.ID] = a.AccessOnly()
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -208,7 +208,7 @@ func (r *Keyring) SetAccess(a *storage.Account) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, name := range r.byAccount[a.ID] {
-		r.keys[name].account = storage.Account{ID: a.ID, SuspendedAt: a.SuspendedAt, PlanEndsAt: a.PlanEndsAt}
+		r.keys[name].account = a.AccessOnly()
 	}
 }
 

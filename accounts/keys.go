@@ -96,9 +96,11 @@ type issued struct {
 // fewer than c.max.
 func (s *Service) issue(ctx context.Context, accountID string, scopes []access.Scope, by *access.Principal, c issued) error {
 	_, err := s.store.WriteGrouped(ctx, accountID, func(ctx context.Context, tx *storage.Tx) error {
-		if _, err := tx.LockAccount(ctx, accountID); errors.Is(err, storage.ErrNotFound) {
+		if a, err := tx.LockAccount(ctx, accountID); errors.Is(err, storage.ErrNotFound) {
 			return accountNotFound()
 		} else if err != nil {
+			return err
+		} else if err := RefuseClosed(a); err != nil {
 			return err
 		}
 		if err := s.checkScopes(ctx, tx, accountID, scopes); err != nil {

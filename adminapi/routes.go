@@ -254,6 +254,32 @@ func (s *Server) routeTable() []route {
 			doc: "[P1] `plan` is free, pro or business. [P2] Accounts are teams; `plan` is any plan name, " +
 				"`billing` false means no card on file (creates answer 402). `cap` overrides the plan's active-hostname cap.",
 			ok: 201, okSchema: "Account", errors: adminErrors, handle: s.createAccount},
+		{method: "GET", path: "/api/admin/accounts", auth: authAdmin, summary: "List accounts, newest first",
+			doc: "Every account, closed ones included. Filters combine; page with `cursor` set to the previous answer's `next_cursor`.",
+			query: []param{
+				{name: "name", doc: "Only accounts with exactly this name", kind: "string"},
+				{name: "status", doc: "Only accounts in this state now: `active`, `suspended`, `ended` or `closed`", kind: "string"},
+				{name: "limit", doc: "Page size, clamped to 1..500", def: defaultLimit},
+				{name: "cursor", doc: "The `next_cursor` of the previous page; absent: the newest accounts", kind: "string"},
+			},
+			ok: 200, okSchema: "AccountList", errors: adminErrors, handle: s.listAccounts},
+		{method: "DELETE", path: "/api/admin/accounts/{id}", auth: authAdmin, summary: "Close an account for good",
+			doc: "In one transaction: its hostnames are released (no longer answered; terminated ones stay terminated), its API keys and " +
+				"TSIG keys revoked, its dashboard sessions and sign-in links ended; on this node at once, on the others as soon as " +
+				"their change feed brings it. The account stays readable with `status: closed` for the audit log, and takes no " +
+				"change, key or link after (409). Its dedicated domains stay as they are. Closing a closed account answers the same, changing nothing.",
+			ok: 200, okSchema: "Closed", errors: adminErrors, handle: s.closeAccount},
+		{method: "GET", path: "/api/admin/hostnames", auth: authAdmin, summary: "Find hostnames by name, address or account, with their owner",
+			doc: "Exactly one of `hostname`, `ip` and `account_id` (400 otherwise). Every status is listed, released and terminated " +
+				"hostnames included (until released ones are purged), newest first. `ip` matches any address a hostname serves.",
+			query: []param{
+				{name: "hostname", doc: "A fully qualified hostname (case and a trailing dot do not matter)", kind: "string"},
+				{name: "ip", doc: "An IPv4 or IPv6 address", kind: "string"},
+				{name: "account_id", doc: "An account id", kind: "string"},
+				{name: "limit", doc: "Page size, clamped to 1..500", def: defaultLimit},
+				{name: "cursor", doc: "The `next_cursor` of the previous page; absent: the newest hostnames", kind: "string"},
+			},
+			ok: 200, okSchema: "OwnedHostnameList", errors: adminErrors, handle: s.findHostnames},
 		{method: "GET", path: "/api/admin/accounts/{id}", auth: authAdmin, summary: "Read an account",
 			ok: 200, okSchema: "Account", errors: adminErrors, handle: s.getAccount},
 		{method: "PATCH", path: "/api/admin/accounts/{id}", auth: authAdmin, body: "AccountInput",

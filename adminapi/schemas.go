@@ -6,6 +6,7 @@ import (
 	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/certs"
 	"github.com/hostmint/hostmint/records"
+	"github.com/hostmint/hostmint/storage"
 )
 
 // JSON Schemas of the bodies, shared by /openapi.json and /llms-full.txt.
@@ -19,21 +20,7 @@ type field struct {
 }
 
 func object(desc string, fields ...field) schema {
-	props := map[string]any{}
-	order := []string{}
-	req := []string{}
-	for _, f := range fields {
-		props[f.name] = f.s
-		order = append(order, f.name)
-		if f.required {
-			req = append(req, f.name)
-		}
-	}
-	o := schema{"type": "object", "description": desc, "properties": props, "x-order": order}
-	if len(req) > 0 {
-		o["required"] = req
-	}
-	return o
+	return withFields(schema{"properties": map[string]any{}, "x-order": []string{}}, desc, fields...)
 }
 
 func typed(t, desc string) schema       { return schema{"type": t, "description": desc} }
@@ -69,22 +56,7 @@ func (s *Server) schemas() map[string]schema {
 			req("error", str("Human-readable message")),
 			req("code", enum("Stable machine-readable code. METHOD_NOT_ALLOWED (405, with Allow) is this service's "+
 				"addition to the specification's codes", apierror.Codes...))),
-		"Hostname": object("A registered hostname. [P1] and [P2] mark fields of one profile only.",
-			req("id", str("Opaque identifier used in /api/v1/hostnames/{id}")),
-			req("hostname", str("Fully qualified name, lowercase, no trailing dot")),
-			req("ip", str("The address served (with a target: its first address)")),
-			req("record_type", enum("A for IPv4, AAAA for IPv6; follows the address", "A", "AAAA")),
-			opt("target", str("[P2] The name followed, when the hostname follows one")),
-			req("status", enum("[P1] live: served; expired: idle past expires_at, not served, revived by PUT or renew; "+
-				"released: not served, never again; pending: briefly, before live. "+
-				"[P2] pending: served, not yet observed on every nameserver; live; released; "+
-				"suspended: not served while an abuse report is reviewed; terminated: final",
-				"pending", "live", "expired", "released", "suspended", "terminated")),
-			opt("certificate", enum("[P2] Who holds the private key", "self", "managed", "csr")),
-			opt("ca", enum("[P2] The CA of managed and csr hostnames", certs.CANames...)),
-			opt("expires_at", dateTime("[P1] When the name expires without authenticated use. [P2] csr hostnames: when the "+
-				"certificate held expires (post a fresh CSR before)")),
-			req("created_at", dateTime("When the hostname was registered"))),
+		"Hostname": s.hostnameSchema(),
 		"HostnameList": object("A page of hostnames. [P1] hostnames only; [P2] with the counts.",
 			req("hostnames", arrayOf(ref("Hostname"), "Newest first")),
 			opt("total", integer("[P2] Hostnames not released (nor terminated) in the key's reach")),
@@ -202,10 +174,27 @@ func (s *Server) schemas() map[string]schema {
 			req("plan", str("Plan: free, pro or business in profile 1")),
 			req("cap", integer("Maximum active hostnames (the override, or the plan's default)")),
 			req("billing", boolean("Card on file (profile 2)")),
-			req("status", enum("active; suspended by the operator; or ended: plan_ends_at has passed. "+
-				"A suspended or ended team cannot sign in or use its keys", "active", "suspended", "ended")),
+			req("status", enum("active; suspended by the operator; ended: plan_ends_at has passed; or closed for good "+
+				"(DELETE /api/admin/accounts/{id}). A suspended, ended or closed team cannot sign in or use its keys",
+				storage.AccountStates...)),
 			req("plan_ends_at", nullable("string", "When the plan ends (date-time, UTC, milliseconds); null: never")),
+			req("closed_at", nullable("string", "When the account was closed (date-time, UTC, milliseconds); null: open")),
 			req("created_at", dateTime("Creation time"))),
+		"AccountList": object("A page of accounts, newest first.",
+			req("accounts", arrayOf(ref("Account"), "Accounts")),
+			req("next_cursor", nullable("string", "Pass as `cursor` for the next page; null on the last page"))),
+		"OwnedHostname": withFields(s.hostnameSchema(), "A hostname with its owner, as the operator sees it.",
+			req("account_id", str("The account that holds (or held) it"))),
+		"OwnedHostnameList": object("A page of hostnames, newest first.",
+			req("hostnames", arrayOf(ref("OwnedHostname"), "Hostnames")),
+			req("next_cursor", nullable("string", "Pass as `cursor` for the next page; null on the last page"))),
+		"Closed": object("What closing an account ended.",
+			req("closed", boolean("Always true")),
+			req("hostnames_released", integer("Hostnames released by this close (0 when it was closed already)")),
+			req("keys_revoked", integer("API keys revoked")),
+			req("tsig_keys_revoked", integer("TSIG keys revoked")),
+			req("sessions_ended", integer("Dashboard sessions ended")),
+			req("signin_links_ended", integer("Unused sign-in links withdrawn"))),
 		"AccountInput": object("Account fields; on PATCH only the fields sent change.",
 			opt("name", str("Name, 1-200 characters (required on create)")),
 			opt("plan", str("free | pro | business in profile 1, any plan name in profile 2 (required on create)")),
@@ -324,4 +313,47 @@ var statusText = map[int]string{
 	501: "NOT_IMPLEMENTED: the feature is not available in this deployment or version " +
 		"(managed certificates without an encryption key, targets without a resolver)",
 	503: "SERVICE_UNAVAILABLE: the database cannot be reached or the service is not ready",
+}
+
+// hostnameSchema is the Hostname answer, which OwnedHostname extends.
+func (s *Server) hostnameSchema() schema {
+	return object("A registered hostname. [P1] and [P2] mark fields of one profile only.",
+		req("id", str("Opaque identifier used in /api/v1/hostnames/{id}")),
+		req("hostname", str("Fully qualified name, lowercase, no trailing dot")),
+		req("ip", str("The address served (with a target: its first address)")),
+		req("record_type", enum("A for IPv4, AAAA for IPv6; follows the address", "A", "AAAA")),
+		opt("target", str("[P2] The name followed, when the hostname follows one")),
+		req("status", enum("[P1] live: served; expired: idle past expires_at, not served, revived by PUT or renew; "+
+			"released: not served, never again; pending: briefly, before live. "+
+			"[P2] pending: served, not yet observed on every nameserver; live; released; "+
+			"suspended: not served while an abuse report is reviewed; terminated: final",
+			"pending", "live", "expired", "released", "suspended", "terminated")),
+		opt("certificate", enum("[P2] Who holds the private key", "self", "managed", "csr")),
+		opt("ca", enum("[P2] The CA of managed and csr hostnames", certs.CANames...)),
+		opt("expires_at", dateTime("[P1] When the name expires without authenticated use. [P2] csr hostnames: when the "+
+			"certificate held expires (post a fresh CSR before)")),
+		req("created_at", dateTime("When the hostname was registered")))
+}
+
+// withFields is o with desc and more fields after its own.
+func withFields(o schema, desc string, fields ...field) schema {
+	props := map[string]any{}
+	for k, v := range o["properties"].(map[string]any) {
+		props[k] = v
+	}
+	order := append([]string{}, o["x-order"].([]string)...)
+	req, _ := o["required"].([]string)
+	req = append([]string{}, req...)
+	for _, f := range fields {
+		props[f.name] = f.s
+		order = append(order, f.name)
+		if f.required {
+			req = append(req, f.name)
+		}
+	}
+	out := schema{"type": "object", "description": desc, "properties": props, "x-order": order}
+	if len(req) > 0 {
+		out["required"] = req
+	}
+	return out
 }

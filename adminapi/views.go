@@ -87,6 +87,7 @@ type accountView struct {
 	Billing    bool    `json:"billing"`
 	Status     string  `json:"status"`
 	PlanEndsAt *string `json:"plan_ends_at"`
+	ClosedAt   *string `json:"closed_at"`
 	CreatedAt  string  `json:"created_at"`
 }
 
@@ -96,6 +97,10 @@ func (s *Server) accountView(a *storage.Account) accountView {
 	if a.PlanEndsAt != 0 {
 		e := ts(a.PlanEndsAt)
 		v.PlanEndsAt = &e
+	}
+	if a.ClosedAt != 0 {
+		c := ts(a.ClosedAt)
+		v.ClosedAt = &c
 	}
 	return v
 }

@@ -117,3 +117,8 @@ func Internal() *Error {
 func NotImplemented(format string, args ...any) *Error {
 	return New(CodeNotImplemented, format, args...)
 }
+
+// BadCursor answers a list's cursor that none of its pages handed out.
+func BadCursor() *Error {
+	return BadRequest("cursor is not one a page of this list handed out")
+}

@@ -108,6 +108,8 @@ func New(cfg Config, a *accounts.Service, h hostnames.Rules, d *domains.Service,
 	m.HandleFunc("POST "+Prefix+"operator/accounts/{id}", dh.session(operatorOnly, dh.opChangeAccount))
 	m.HandleFunc("POST "+Prefix+"operator/accounts/{id}/keys/{key}/revoke", dh.session(operatorOnly, dh.opRevokeKey))
 	m.HandleFunc("POST "+Prefix+"operator/accounts/{id}/access", dh.session(operatorOnly, dh.opChangeAccess))
+	m.HandleFunc("GET "+Prefix+"operator/accounts/{id}/close", dh.session(operatorOnly, dh.opConfirmClose))
+	m.HandleFunc("POST "+Prefix+"operator/accounts/{id}/close", dh.session(operatorOnly, dh.opClose))
 	m.HandleFunc("POST "+Prefix+"operator/accounts/{id}/sessions/end", dh.session(operatorOnly, dh.opEndAll))
 	m.HandleFunc("POST "+Prefix+"operator/accounts/{id}/sessions/{session}/end", dh.session(operatorOnly, dh.opEndSession))
 	m.HandleFunc("POST "+Prefix+"operator/accounts/{id}/signin-links/{link}/end", dh.session(operatorOnly, dh.opEndLink))

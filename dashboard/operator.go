@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -29,9 +30,17 @@ type issuedLink struct {
 	ExpiresAt time.Time
 }
 
+// opAccountsListed is how many accounts the operator's page shows at once,
+// newest first.
+const opAccountsListed = 100
+
 type operatorView struct {
 	CSRF        string
 	Accounts    []accountRow
+	Filter      accounts.PageQuery // the list's filters and page
+	States      []string           // what the status filter offers
+	Older       string             // the next page's URL, "" on the last
+	Newest      string             // the first page's URL, with the filters
 	Domains     []domainRow
 	Plans       []string // [P1] the plans to choose from
 	AccountForm *form
@@ -46,7 +55,9 @@ func (h *Handler) operatorPage(w http.ResponseWriter, r *http.Request, v *visit)
 }
 
 func (h *Handler) renderOperator(w http.ResponseWriter, r *http.Request, v *visit, status int, ov operatorView) {
-	as, err := h.accounts.List(r.Context())
+	q := r.URL.Query()
+	ov.Filter = accounts.PageQuery{Name: q.Get("name"), Status: q.Get("status"), Cursor: q.Get("cursor"), Limit: opAccountsListed}
+	page, err := h.accounts.Page(r.Context(), ov.Filter)
 	if err != nil {
 		h.failed(w, r, err)
 		return
@@ -56,15 +67,27 @@ func (h *Handler) renderOperator(w http.ResponseWriter, r *http.Request, v *visi
 		h.failed(w, r, err)
 		return
 	}
-	names := map[string]string{}
 	now := time.Now().UnixMilli()
-	for _, a := range as {
+	for _, a := range page.Accounts {
 		ov.Accounts = append(ov.Accounts, accountRow{Account: a, Cap: h.hostnames.Cap(&a), State: a.Access(now)})
-		names[a.ID] = a.Name
 	}
+	ov.Newest = opAccountsURL(ov.Filter, "")
+	if page.Next != "" {
+		ov.Older = opAccountsURL(ov.Filter, page.Next)
+	}
+	owners := map[string]string{} // the teams of dedicated domains, which are few
 	for _, d := range ds {
-		ov.Domains = append(ov.Domains, domainRow{Domain: d, Owner: names[d.AccountID]})
+		if _, ok := owners[d.AccountID]; d.AccountID != "" && !ok {
+			a, err := h.accounts.Get(r.Context(), d.AccountID)
+			if err != nil {
+				h.failed(w, r, err)
+				return
+			}
+			owners[d.AccountID] = a.Name
+		}
+		ov.Domains = append(ov.Domains, domainRow{Domain: d, Owner: owners[d.AccountID]})
 	}
+	ov.States = storage.AccountStates
 	ov.Plans = h.plans()
 	if ov.AccountForm == nil {
 		ov.AccountForm = newForm()
@@ -161,4 +184,18 @@ func (h *Handler) issueLink(w http.ResponseWriter, r *http.Request, v *visit) {
 
 func (h *Handler) renderOp(w http.ResponseWriter, status int, name, title string, v *visit, page any) {
 	h.render(w, status, name, layout{Title: title, Who: "Operator", CSRF: v.csrf, Operator: true, Page: page})
+}
+
+// opAccountsURL is the operator page with f's filters, at cursor.
+func opAccountsURL(f accounts.PageQuery, cursor string) string {
+	q := url.Values{}
+	for k, v := range map[string]string{"name": f.Name, "status": f.Status, "cursor": cursor} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	if len(q) == 0 {
+		return Prefix + "operator"
+	}
+	return Prefix + "operator?" + q.Encode()
 }

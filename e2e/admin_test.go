@@ -25,7 +25,7 @@ func TestAdminAPI(t *testing.T) {
 		}
 
 		a := s.must(201, "POST", "/api/admin/accounts", s.admin, map[string]any{"name": "Acme", "plan": "free"})
-		if got := keys(a.body); got != "billing,cap,created_at,id,name,plan,plan_ends_at,status" {
+		if got := keys(a.body); got != "billing,cap,closed_at,created_at,id,name,plan,plan_ends_at,status" {
 			t.Fatalf("account fields %s", got)
 		}
 		if a.body["cap"] != float64(25) || a.body["billing"] != true {

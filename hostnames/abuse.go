@@ -64,7 +64,7 @@ func (s *Abuse) abuse(ctx context.Context, id string, next func(*storage.Hostnam
 			return err
 		}
 		if status == storage.StatusTerminated {
-			if err := revokeOnRelease(ctx, tx, h); err != nil {
+			if err := tx.RevokeCertificate(ctx, h.ID, h.UpdatedAt); err != nil {
 				return err
 			}
 		}

@@ -113,21 +113,3 @@ func requestManaged(ctx context.Context, tx *storage.Tx, h *storage.Hostname) er
 	}
 	return tx.SaveCertificate(ctx, &storage.Certificate{HostnameID: h.ID, Status: storage.CertRequested, UpdatedAt: time.Now().UnixMilli()})
 }
-
-// revokeOnRelease wipes a released hostname's key and queues the revocation
-// of the certificate held, if any.
-func revokeOnRelease(ctx context.Context, tx *storage.Tx, h *storage.Hostname) error {
-	c, err := tx.Certificate(ctx, h.ID)
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	c.KeySealed, c.DueAt, c.LeaseUntil, c.UpdatedAt = "", 0, 0, time.Now().UnixMilli()
-	c.Status = storage.CertRevoked
-	if c.Chain != "" {
-		c.Status = storage.CertRevoking
-	}
-	return tx.SaveCertificate(ctx, c)
-}

@@ -250,22 +250,10 @@ func (s *Service) Release(ctx context.Context, p *access.Principal, id string) e
 		if err := refuseState(h); err != nil {
 			return err
 		}
-		now := s.now().UnixMilli()
-		h.Status, h.ReleasedAt, h.UpdatedAt = storage.StatusReleased, now, now
-		if err := tx.UpdateHostname(ctx, h); err != nil {
-			return err
-		}
-		if err := tx.Retire(ctx, &storage.RetiredLabel{DomainID: h.DomainID, Label: h.Label, AccountID: p.AccountID, RetiredAt: now}); err != nil {
-			return err
-		}
-		if err := revokeOnRelease(ctx, tx, h); err != nil {
-			return err
-		}
 		// Its records, DNS-01 credentials and challenge values go with it:
 		// nothing can use them again, and a name minted anew starts bare.
-		if _, err := tx.DeleteHostnameData(ctx, h.ID); err != nil {
-			return err
-		}
-		return tx.Changed(ctx, storage.KindHostname, h.ID)
+		// Closing an account releases its hostnames by the same statements.
+		_, err = tx.ReleaseHostnames(ctx, storage.HostnameSet{ID: h.ID}, s.now().UnixMilli())
+		return err
 	})
 }

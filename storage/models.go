@@ -27,6 +27,7 @@ type Account struct {
 	ActiveHostnames int   `bun:"active_hostnames"`
 	SuspendedAt     int64 `bun:"suspended_at"` // 0: not suspended
 	PlanEndsAt      int64 `bun:"plan_ends_at"` // 0: the plan does not end
+	ClosedAt        int64 `bun:"closed_at"`    // 0: open; else closed for good
 }
 
 // An account's access: a suspended team, or one whose plan has ended, is
@@ -36,12 +37,23 @@ const (
 	AccountActive    = "active"
 	AccountSuspended = "suspended"
 	AccountEnded     = "ended"
+	// AccountClosed is final: its hostnames released, its credentials
+	// revoked; the row stays for the audit log.
+	AccountClosed = "closed"
 )
+
+// AccessOnly is a with only the fields Access reads, as caches of keys
+// hold it.
+func (a *Account) AccessOnly() Account {
+	return Account{ID: a.ID, SuspendedAt: a.SuspendedAt, PlanEndsAt: a.PlanEndsAt, ClosedAt: a.ClosedAt}
+}
 
 // Access is a's access state at now (Unix ms). accountOpen is the same
 // rule in SQL.
 func (a *Account) Access(now int64) string {
 	switch {
+	case a.ClosedAt != 0:
+		return AccountClosed
 	case a.SuspendedAt != 0:
 		return AccountSuspended
 	case a.PlanEndsAt != 0 && now >= a.PlanEndsAt:

@@ -230,12 +230,6 @@ func (q Queries) LabelUse(ctx context.Context, domainID, label string) (held boo
 	return held, by.String, by.Valid, mapErr(err)
 }
 
-// Retire records that label on a domain was released by an account.
-func (q Queries) Retire(ctx context.Context, r *RetiredLabel) error {
-	_, err := q.db.NewInsert().Model(r).On("CONFLICT (domain_id, label) DO NOTHING").Exec(ctx)
-	return mapErr(err)
-}
-
 // CountServableByDomain counts what ScanServable would return, by domain
 // id: a node sizes each zone's table with it before a load.
 func (q Queries) CountServableByDomain(ctx context.Context) (map[string]int, error) {

@@ -72,23 +72,6 @@ func (q Queries) ScanRecords(ctx context.Context, fn func(*Record) error) error 
 	return mapErr(rows.Err())
 }
 
-// DeleteHostnameData deletes what hangs off a hostname that is released:
-// its records, DNS-01 credentials and challenge values (by the indexes
-// on hostname_id), so that a name released and minted again does not
-// stack them. It returns how many rows it deleted.
-func (q Queries) DeleteHostnameData(ctx context.Context, hostnameID string) (int64, error) {
-	var total int64
-	for _, m := range []any{(*Record)(nil), (*Credential)(nil), (*Challenge)(nil)} {
-		res, err := q.db.NewDelete().Model(m).Where("hostname_id = ?", hostnameID).Exec(ctx)
-		if err != nil {
-			return total, mapErr(err)
-		}
-		n, _ := res.RowsAffected()
-		total += n
-	}
-	return total, nil
-}
-
 // PurgeReleased deletes the hostnames released before cutoff (Unix ms),
 // with the certificate rows of theirs that are done (revoked, or never
 // issued), through the index of released hostnames; one whose certificate

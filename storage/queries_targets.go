@@ -18,7 +18,7 @@ func (q Queries) TargetsDueFair(ctx context.Context, now int64, limit int) ([]Ho
 		ColumnExpr("ROW_NUMBER() OVER (PARTITION BY account_id ORDER BY refresh_at, id) AS turn").
 		Where("target <> '' AND refresh_at <= ? AND status IN (?)", now, bun.In([]string{StatusPending, StatusLive})).
 		// A closed team (suspended, or its plan ended) steers nothing more.
-		Where("account_id IN (SELECT id FROM accounts WHERE suspended_at = 0 AND (plan_ends_at = 0 OR plan_ends_at > ?))", now)
+		Where("account_id IN (SELECT a.id FROM accounts AS a WHERE "+accountOpen+")", now)
 	hs := []Hostname{}
 	err := q.db.NewSelect().Model(&hs).
 		Join("JOIN (?) AS due ON due.id = hostname.id", due).

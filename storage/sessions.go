@@ -39,7 +39,7 @@ func (q Queries) InsertSession(ctx context.Context, s *Session) error {
 
 // accountOpen is Account.Access's "active" in SQL, over accounts AS a;
 // its one argument is now.
-const accountOpen = "a.suspended_at = 0 AND (a.plan_ends_at = 0 OR a.plan_ends_at > ?)"
+const accountOpen = "a.closed_at = 0 AND a.suspended_at = 0 AND (a.plan_ends_at = 0 OR a.plan_ends_at > ?)"
 
 // teamOpen is the condition that the row's account_id names an account
 // open at now (its one argument). Correlated, so that each row looks its

@@ -523,9 +523,10 @@ func TestScanServable(t *testing.T) {
 func TestLabelUse(t *testing.T) {
 	eachStore(t, func(t *testing.T, s *storage.Store) {
 		seed(t, s)
-		insertHosts(t, s, host("h1", acct, "live", storage.StatusLive, 0, 1), host("h2", acct, "gone", storage.StatusReleased, 0, 1))
+		insertHosts(t, s, host("h1", acct, "live", storage.StatusLive, 0, 1), host("h2", other, "gone", storage.StatusLive, 0, 1))
 		write(t, s, func(ctx context.Context, tx *storage.Tx) error {
-			return tx.Retire(ctx, &storage.RetiredLabel{DomainID: dom, Label: "gone", AccountID: other, RetiredAt: 2})
+			_, err := tx.ReleaseHostnames(ctx, storage.HostnameSet{ID: "h2"}, 2)
+			return err
 		})
 		tests := []struct {
 			label         string
