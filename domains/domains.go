@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hostmint/hostmint/accounts"
 	"github.com/hostmint/hostmint/apierror"
 	"github.com/hostmint/hostmint/apikey"
 	"github.com/hostmint/hostmint/labels"
@@ -110,9 +111,11 @@ func (s *Service) apply(ctx context.Context, tx *storage.Tx, d *storage.Domain, 
 	}
 	if in.AccountID != nil {
 		if *in.AccountID != "" {
-			if _, err := tx.Account(ctx, *in.AccountID); errors.Is(err, storage.ErrNotFound) {
+			if a, err := tx.Account(ctx, *in.AccountID); errors.Is(err, storage.ErrNotFound) {
 				return apierror.BadRequest("account_id %q is not an account", *in.AccountID)
 			} else if err != nil {
+				return err
+			} else if err := accounts.RefuseClosed(a); err != nil {
 				return err
 			}
 		}

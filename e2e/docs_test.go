@@ -38,6 +38,7 @@ func TestDocuments(t *testing.T) {
 		"DELETE /api/admin/accounts/{id}/sessions", "DELETE /api/admin/accounts/{id}/sessions/{session_id}",
 		"DELETE /api/admin/accounts/{id}/signin-links/{link_id}",
 		"GET /nic/update", "GET /api/nic/update", "GET /api/v1/myip",
+		"GET /api/admin/accounts", "DELETE /api/admin/accounts/{id}", "GET /api/admin/hostnames",
 	}
 	llms := string(s.must(200, "GET", "/llms-full.txt", "", nil).raw)
 	for _, e := range endpoints {

@@ -195,10 +195,14 @@ func TestOperatorCloseAccount(t *testing.T) {
 			{"POST", "/api/admin/accounts/" + id + "/keys"},
 			{"POST", "/api/admin/accounts/" + id + "/tsig-keys"},
 			{"POST", "/api/admin/accounts/" + id + "/signin-links"},
+			{"POST /domains", "/api/admin/domains"},
 		} {
 			body := map[string]any{}
-			if w.method == "PATCH" {
+			switch w.method {
+			case "PATCH":
 				body["status"] = "active"
+			case "POST /domains":
+				w.method, body["name"], body["account_id"] = "POST", "closed.example.net", id
 			}
 			if r := s.must(409, w.method, w.path, s.admin, body); !strings.Contains(r.str("error"), "closed") {
 				t.Errorf("%s %s: %s", w.method, w.path, r.raw)

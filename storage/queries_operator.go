@@ -54,7 +54,10 @@ func (c Cursor) after(sel *bun.SelectQuery) *bun.SelectQuery {
 	if c.ID == "" {
 		return sel
 	}
-	return sel.Where("(created_at < ? OR (created_at = ? AND id < ?))", c.CreatedAt, c.CreatedAt, c.ID)
+	// A row value, which both stores take as the index's range (an OR of
+	// the two columns is only a filter on PostgreSQL: a deep page would
+	// read every row before it).
+	return sel.Where("(created_at, id) < (?, ?)", c.CreatedAt, c.ID)
 }
 
 // AccountQuery selects accounts: Name exact, Status one of the Account*
@@ -138,10 +141,13 @@ func (q Queries) FindHostnamesFor(ctx context.Context, hq HostnameQuery) ([]Host
 	case hq.Name != "":
 		sel = sel.Where("name = ?", hq.Name)
 	case hq.Addr != "":
-		// The first address is in ip (indexed); the others only in addrs,
-		// which the partial index hostnames_addrs holds for the few
-		// hostnames with more than one, so neither side reads every row.
-		sel = sel.Where("(ip = ? OR (addrs LIKE '%,%' AND ',' || addrs || ',' LIKE ?))", hq.Addr, "%,"+hq.Addr+",%")
+		// addrs starts with ip. Three indexed reads (migration 27): the
+		// first address, the second (what follows the first), and any
+		// address of the few hostnames with more than two. A union, not
+		// an OR: SQLite reads the whole table for an OR of unlike terms.
+		sel = sel.Where("id IN (SELECT id FROM hostnames WHERE ip = ? UNION ALL "+
+			"SELECT id FROM hostnames WHERE substr(addrs, length(ip) + 2) = ? UNION ALL "+
+			"SELECT id FROM hostnames WHERE addrs LIKE '%,%,%' AND ',' || addrs || ',' LIKE ?)", hq.Addr, hq.Addr, "%,"+hq.Addr+",%")
 	case hq.AccountID != "":
 		sel = sel.Where("account_id = ?", hq.AccountID)
 	default:
