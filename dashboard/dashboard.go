@@ -113,6 +113,7 @@ func New(cfg Config, a *accounts.Service, h hostnames.Rules, d *domains.Service,
 	m.HandleFunc("POST "+Prefix+"operator/accounts/{id}/sessions/end", dh.session(operatorOnly, dh.opEndAll))
 	m.HandleFunc("POST "+Prefix+"operator/accounts/{id}/sessions/{session}/end", dh.session(operatorOnly, dh.opEndSession))
 	m.HandleFunc("POST "+Prefix+"operator/accounts/{id}/signin-links/{link}/end", dh.session(operatorOnly, dh.opEndLink))
+	m.HandleFunc("GET "+Prefix+"operator/find", dh.session(operatorOnly, dh.opFindPage))
 	m.HandleFunc("GET "+Prefix+"operator/audit", dh.session(operatorOnly, dh.opAuditPage))
 	m.HandleFunc("GET "+Prefix+"operator/acme-registrations", dh.session(operatorOnly, dh.opRegistrationsPage))
 	m.HandleFunc("POST "+Prefix+"operator/acme-registrations/{username}/delete", dh.session(operatorOnly, dh.opDeleteRegistration))

@@ -399,6 +399,8 @@ func TestOperatorPagesTeamForbidden(t *testing.T) {
 		"/dashboard/operator/hostnames",
 		"/dashboard/operator/hostnames?team=" + acme,
 		"/dashboard/operator/hostnames/" + hn + "/terminate",
+		"/dashboard/operator/find?q=192.0.2.1",
+		"/dashboard/operator/accounts/" + acme + "/close",
 	} {
 		if p := member.get(path); p.status != http.StatusForbidden {
 			t.Errorf("GET %s as a team: %d, want 403", path, p.status)
@@ -415,6 +417,7 @@ func TestOperatorPagesTeamForbidden(t *testing.T) {
 		{"/dashboard/operator/hostnames/" + hn + "/suspend", nil},
 		{"/dashboard/operator/hostnames/" + hn + "/restore", nil},
 		{"/dashboard/operator/hostnames/" + hn + "/terminate", url.Values{"confirm": {"yes"}}},
+		{"/dashboard/operator/accounts/" + acme + "/close", url.Values{"confirm": {"yes"}}},
 	} {
 		f := url.Values{"csrf": {csrf}}
 		for k, v := range tc.form {

@@ -63,7 +63,7 @@ type accountTerms struct {
 var pages = func() map[string]*template.Template {
 	out := map[string]*template.Template{}
 	for _, name := range []string{"signin", "link", "operator", "team", "status", "hostname",
-		"operator_domain", "operator_hostnames", "operator_account", "operator_terminate", "operator_audit", "operator_registrations"} {
+		"operator_domain", "operator_hostnames", "operator_account", "operator_terminate", "operator_audit", "operator_registrations", "operator_close", "operator_find"} {
 		out[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
 	}
 	return out
