@@ -109,6 +109,16 @@ func TestOperatorCLI(t *testing.T) {
 			!strings.Contains(lines[1], "Beta") || !strings.Contains(lines[2], "Acme Ltd") {
 			t.Fatalf("accounts list (newest first) printed\n%s", out)
 		}
+		// A page at a time: the last line says how to ask for the next.
+		out = sh.ok("accounts", "list", "--limit", "1")
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		more, ok := strings.CutPrefix(lines[len(lines)-1], "more: hostmint ")
+		if !ok || !strings.Contains(out, "Beta") || strings.Contains(out, "Acme Ltd") {
+			t.Fatalf("accounts list --limit 1 printed\n%s", out)
+		}
+		if out := sh.ok(strings.Fields(more)...); !strings.Contains(out, "Acme Ltd") || strings.Contains(out, "more:") {
+			t.Fatalf("%s printed\n%s", more, out)
+		}
 		if l := sh.json("accounts", "list", "--name", "Beta"); len(l["accounts"].([]any)) != 1 {
 			t.Fatalf("accounts list --name Beta: %v", l)
 		}

@@ -100,3 +100,64 @@ func BenchmarkOperatorLookups(b *testing.B) {
 		}
 	}
 }
+
+// fillAccount gives s an account id holding k live hostnames, each with a
+// TXT record, created after every row fillOperator made.
+func fillAccount(tb testing.TB, s *storage.Store, id string, k int) {
+	tb.Helper()
+	ctx := context.Background()
+	series := fmt.Sprintf("WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < %d) ", k)
+	for _, q := range []string{
+		fmt.Sprintf("INSERT INTO accounts (id, name, plan, created_at) VALUES ('%s', '%s', 'business', 9000000000)", id, id),
+		series + fmt.Sprintf("INSERT INTO hostnames (id, account_id, domain_id, label, name, ip, addrs, status, created_at, updated_at) "+
+			"SELECT '%[1]s-' || i, '%[1]s', 'd', '%[1]s-' || i, '%[1]s-' || i || '.example.test', '10.9.0.1', '10.9.0.1', 'live', 9000000000 + i, 9000000000 + i FROM s", id),
+		series + fmt.Sprintf("INSERT INTO records (id, hostname_id, name, type, data, created_at, updated_at) "+
+			"SELECT '%[1]s-r' || i, '%[1]s-' || i, '%[1]s-' || i || '.example.test', 'TXT', 'v', 1, 1 FROM s", id),
+	} {
+		if err := s.Exec(ctx, q); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCloseAccount closes one account of 1 k, 10 k and 100 k
+// hostnames in a store of 1 M others (what DELETE /api/admin/accounts/{id}
+// writes): its cost follows the account's hostnames, one set-based
+// statement for each kind of row, never the table's size.
+//
+//	go test ./storage -run '^$' -bench CloseAccount -benchtime 1x
+func BenchmarkCloseAccount(b *testing.B) {
+	for _, d := range storagetest.Dialects {
+		b.Run(string(d), func(b *testing.B) {
+			s := storagetest.Open(b, d)
+			fillOperator(b, s, 1_000_000)
+			for _, k := range []int{1_000, 10_000, 100_000} {
+				b.Run(fmt.Sprintf("%dk", k/1000), func(b *testing.B) {
+					id := fmt.Sprintf("big%d", k)
+					fillAccount(b, s, id, k)
+					n := 0
+					for b.Loop() {
+						_, err := s.Write(b.Context(), func(ctx context.Context, tx *storage.Tx) error {
+							var err error
+							n, err = tx.ReleaseHostnames(ctx, storage.HostnameSet{AccountID: id}, 1)
+							return err
+						})
+						if err != nil || n != k {
+							b.Fatalf("released %d of %d: %v", n, k, err)
+						}
+						b.StopTimer()
+						// The next round closes the same hostnames again.
+						if err := s.Exec(b.Context(), "UPDATE hostnames SET status = 'live' WHERE account_id = ?", id); err != nil {
+							b.Fatal(err)
+						}
+						if err := s.Exec(b.Context(), "DELETE FROM retired_labels WHERE account_id = ?", id); err != nil {
+							b.Fatal(err)
+						}
+						b.StartTimer()
+					}
+					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*k), "ns/hostname")
+				})
+			}
+		})
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"flag"
 	"fmt"
 	"net/netip"
+	"strconv"
+	"strings"
 
 	"github.com/hostmint/hostmint/client"
 )
@@ -48,7 +50,7 @@ var commands = map[string]map[string]*command{
 			run: func(c *call, _ []string, o *opts) error {
 				l, err := c.c.ListAccounts(c.ctx, client.AccountQuery{Name: o.name, Status: o.status, Cursor: o.cursor, Limit: o.limit})
 				if err == nil {
-					c.accounts(l)
+					c.accounts(l, "accounts list"+again("name", o.name, "status", o.status, "limit", itoa(o.limit)))
 				}
 				return err
 			}},
@@ -197,7 +199,11 @@ var commands = map[string]map[string]*command{
 				}
 				l, err := c.c.FindHostnames(c.ctx, q)
 				if err == nil {
-					c.hostnames(l)
+					what := "hostnames find" + again("account", o.account, "limit", itoa(o.limit))
+					if len(pos) == 1 {
+						what += " " + shellQuote(pos[0])
+					}
+					c.hostnames(l, what)
 				}
 				return err
 			}},
@@ -247,4 +253,31 @@ func (c *call) setStatus(id, status string) error {
 		c.account(a)
 	}
 	return err
+}
+
+// again is the flags of a command as the line that asks for its next page
+// repeats them: the non-empty pairs name, value...
+func again(kv ...string) string {
+	out := ""
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] != "" {
+			out += " --" + kv[i] + " " + shellQuote(kv[i+1])
+		}
+	}
+	return out
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:@/") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
 }

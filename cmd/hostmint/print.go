@@ -35,7 +35,7 @@ func orDash(s *string) string {
 	return *s
 }
 
-func (c *call) accounts(l *client.AccountList) {
+func (c *call) accounts(l *client.AccountList, again string) {
 	if c.json {
 		c.printJSON()
 		return
@@ -45,7 +45,7 @@ func (c *call) accounts(l *client.AccountList) {
 		rows[i] = []string{a.ID, a.Name, a.Plan, a.Status, fmt.Sprint(a.Cap), a.CreatedAt}
 	}
 	c.table("ID NAME PLAN STATUS CAP CREATED", rows)
-	c.next(l.NextCursor, "accounts list")
+	c.next(l.NextCursor, again)
 }
 
 func (c *call) account(a *client.Account) {
@@ -137,7 +137,7 @@ func (c *call) domains(ds []client.Domain) {
 	c.table("ID NAME ACCOUNT STATUS DNSSEC CREATED", rows)
 }
 
-func (c *call) hostnames(l *client.HostnameList) {
+func (c *call) hostnames(l *client.HostnameList, again string) {
 	if c.json {
 		c.printJSON()
 		return
@@ -147,7 +147,7 @@ func (c *call) hostnames(l *client.HostnameList) {
 		rows[i] = []string{h.ID, h.Hostname, h.IP, h.Status, h.AccountID, h.CreatedAt}
 	}
 	c.table("ID HOSTNAME ADDRESS STATUS ACCOUNT CREATED", rows)
-	c.next(l.NextCursor, "hostnames find ...")
+	c.next(l.NextCursor, again)
 }
 
 func (c *call) audit(l *client.AuditList) {
