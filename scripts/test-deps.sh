@@ -48,6 +48,17 @@ command -v dnsviz >/dev/null || missing+=(dnsviz)
 command -v ip >/dev/null || missing+=(iproute2)
 [ -d /usr/lib/python3/dist-packages/pygraphviz ] || missing+=(python3-pygraphviz)
 dpkg-query -W -f='${Status}' pdns-backend-pgsql 2>/dev/null | grep -q 'ok installed' || missing+=(pdns-backend-pgsql)
+# The container image (e2e/image_test.go): Debian's podman, run with runc
+# (crun refuses this machine's cgroups), and a static busybox for the
+# stand-in builder image (scripts/image-standins.sh); systemd-analyze and
+# setpriv for the unit (e2e/systemd_test.go).
+command -v podman >/dev/null || missing+=(podman)
+command -v runc >/dev/null || missing+=(runc)
+command -v newuidmap >/dev/null || missing+=(uidmap)
+command -v fuse-overlayfs >/dev/null || missing+=(fuse-overlayfs)
+dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'ok installed' || missing+=(busybox-static)
+command -v systemd-analyze >/dev/null || missing+=(systemd)
+command -v setpriv >/dev/null || missing+=(util-linux)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "test-deps: installing ${missing[*]}"
   sudo_ apt-get update -qq
