@@ -98,3 +98,10 @@ func (t *Tx) ExecTx(ctx context.Context, q string) error {
 	_, err := t.tx.ExecContext(ctx, q)
 	return mapErr(err)
 }
+
+// CountWhere counts table's rows that match where (a SQL condition).
+func (s *Store) CountWhere(ctx context.Context, table, where string) (int, error) {
+	var n int
+	err := s.db.NewRaw("SELECT COUNT(*) FROM " + table + " WHERE " + where).Scan(ctx, &n)
+	return n, err
+}

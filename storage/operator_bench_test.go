@@ -15,24 +15,43 @@ import (
 // One statement each, generated in SQL: a million rows in seconds.
 func fillOperator(tb testing.TB, s *storage.Store, n int) {
 	tb.Helper()
-	ctx := context.Background()
-	series := fmt.Sprintf("WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < %d) ", n)
-	for _, q := range []string{
-		"INSERT INTO domains (id, name, status, created_at) VALUES ('d', 'example.test', 'active', 1)",
-		series + "INSERT INTO accounts (id, name, plan, created_at, closed_at) " +
-			"SELECT 'a' || i, 'team ' || i, 'pro', i, CASE WHEN i % 1000 = 0 THEN i ELSE 0 END FROM s",
-		series + "INSERT INTO hostnames (id, account_id, domain_id, label, name, ip, addrs, status, created_at, updated_at) " +
-			"SELECT 'h' || i, 'a' || (i % " + fmt.Sprint(max(n/10, 1)) + " + 1), 'd', 'l' || i, 'l' || i || '.example.test', " +
-			"'10.' || (i / 65536 % 256) || '.' || (i / 256 % 256) || '.' || (i % 256), " +
-			"CASE WHEN i % 100 = 0 THEN '10.' || (i / 65536 % 256) || '.' || (i / 256 % 256) || '.' || (i % 256) || ',2001:db8::' || i ELSE '' END, " +
-			"'live', i, i FROM s",
-	} {
-		if err := s.Exec(ctx, q); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	if err := s.Exec(ctx, "ANALYZE"); err != nil {
+	if err := s.Exec(context.Background(), "INSERT INTO domains (id, name, status, created_at) VALUES ('d', 'example.test', 'active', 1)"); err != nil {
 		tb.Fatal(err)
+	}
+	inChunks(tb, s, n,
+		"INSERT INTO accounts (id, name, plan, created_at, closed_at) "+
+			"SELECT 'a' || i, 'team ' || i, 'pro', i, CASE WHEN i % 1000 = 0 THEN i ELSE 0 END FROM s",
+		"INSERT INTO hostnames (id, account_id, domain_id, label, name, ip, addrs, status, created_at, updated_at) "+
+			"SELECT 'h' || i, 'a' || (i % "+fmt.Sprint(max(n/10, 1))+" + 1), 'd', 'l' || i, 'l' || i || '.example.test', "+
+			"'10.' || (i / 65536 % 256) || '.' || (i / 256 % 256) || '.' || (i % 256), "+
+			"CASE WHEN i % 100 = 0 THEN '10.' || (i / 65536 % 256) || '.' || (i / 256 % 256) || '.' || (i % 256) || ',2001:db8::' || i ELSE '' END, "+
+			"'live', i, i FROM s")
+	if err := s.Exec(context.Background(), "ANALYZE"); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// seriesFrom is a WITH clause of the numbers from to to as s(i):
+// PostgreSQL's generate_series (its recursive CTEs are slow), SQLite's
+// recursive CTE.
+func seriesFrom(s *storage.Store, from, to int) string {
+	if s.Dialect() == storage.Postgres {
+		return fmt.Sprintf("WITH s(i) AS (SELECT generate_series(%d, %d)) ", from, to)
+	}
+	return fmt.Sprintf("WITH RECURSIVE s(i) AS (SELECT %d UNION ALL SELECT i + 1 FROM s WHERE i < %d) ", from, to)
+}
+
+// inChunks runs each statement (a WITH clause of seriesFrom before it) over
+// 1..n in rounds of 100 k: a statement of the store must answer within
+// pgwire.StallTimeout.
+func inChunks(tb testing.TB, s *storage.Store, n int, stmts ...string) {
+	tb.Helper()
+	for _, q := range stmts {
+		for from := 1; from <= n; from += 100_000 {
+			if err := s.Exec(context.Background(), seriesFrom(s, from, min(from+99_999, n))+q); err != nil {
+				tb.Fatal(err)
+			}
+		}
 	}
 }
 
@@ -105,19 +124,14 @@ func BenchmarkOperatorLookups(b *testing.B) {
 // TXT record, created after every row fillOperator made.
 func fillAccount(tb testing.TB, s *storage.Store, id string, k int) {
 	tb.Helper()
-	ctx := context.Background()
-	series := fmt.Sprintf("WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < %d) ", k)
-	for _, q := range []string{
-		fmt.Sprintf("INSERT INTO accounts (id, name, plan, created_at) VALUES ('%s', '%s', 'business', 9000000000)", id, id),
-		series + fmt.Sprintf("INSERT INTO hostnames (id, account_id, domain_id, label, name, ip, addrs, status, created_at, updated_at) "+
-			"SELECT '%[1]s-' || i, '%[1]s', 'd', '%[1]s-' || i, '%[1]s-' || i || '.example.test', '10.9.0.1', '10.9.0.1', 'live', 9000000000 + i, 9000000000 + i FROM s", id),
-		series + fmt.Sprintf("INSERT INTO records (id, hostname_id, name, type, data, created_at, updated_at) "+
-			"SELECT '%[1]s-r' || i, '%[1]s-' || i, '%[1]s-' || i || '.example.test', 'TXT', 'v', 1, 1 FROM s", id),
-	} {
-		if err := s.Exec(ctx, q); err != nil {
-			tb.Fatal(err)
-		}
+	if err := s.Exec(context.Background(), fmt.Sprintf("INSERT INTO accounts (id, name, plan, created_at) VALUES ('%s', '%s', 'business', 9000000000)", id, id)); err != nil {
+		tb.Fatal(err)
 	}
+	inChunks(tb, s, k,
+		fmt.Sprintf("INSERT INTO hostnames (id, account_id, domain_id, label, name, ip, addrs, status, created_at, updated_at) "+
+			"SELECT '%[1]s-' || i, '%[1]s', 'd', '%[1]s-' || i, '%[1]s-' || i || '.example.test', '10.9.0.1', '10.9.0.1', 'live', 9000000000 + i, 9000000000 + i FROM s", id),
+		fmt.Sprintf("INSERT INTO records (id, hostname_id, name, type, data, created_at, updated_at) "+
+			"SELECT '%[1]s-r' || i, '%[1]s-' || i, '%[1]s-' || i || '.example.test', 'TXT', 'v', 1, 1 FROM s", id))
 }
 
 // BenchmarkCloseAccount closes one account of 1 k, 10 k and 100 k
