@@ -139,13 +139,11 @@ func (c *Client) Audit(ctx context.Context, q AuditQuery) (*AuditList, error) {
 			"since", q.Since, "until", q.Until, "limit", itoa(q.Limit), "cursor", cursor), nil, out)
 }
 
-func (c *Client) Registrations(ctx context.Context, query Object) (Object, error) {
+// Registrations is a page of the acme-dns registrations, in username
+// order; cursor is the previous page's next_cursor ("" for the first).
+func (c *Client) Registrations(ctx context.Context, cursor string, limit int) (Object, error) {
 	var out Object
-	q := values()
-	for k, v := range query {
-		q.Set(k, fmt.Sprint(v))
-	}
-	return out, c.call(ctx, "GET", "/api/admin/acme-registrations", nil, q, nil, &out)
+	return out, c.call(ctx, "GET", "/api/admin/acme-registrations", nil, values("cursor", cursor, "limit", itoa(limit)), nil, &out)
 }
 
 func (c *Client) DeleteRegistration(ctx context.Context, username string) error {
