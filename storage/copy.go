@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // copyOrder lists every data table in an order where a row's references
@@ -57,13 +58,42 @@ type TableCount struct {
 	From, To int64
 }
 
-// Copy copies every row of every data table of from into to, which must be
-// empty, in one transaction on to. Values are copied as they are: secret
-// hashes and sealed keys stay valid as long as the service keeps its seal
-// key. On PostgreSQL it then moves each id sequence to the copied maximum.
-// It returns the row count of every table on both sides, and an error if
-// any differ. Nothing may write to from while it runs.
+// TableProgress is CopyWith's report on the table it is copying.
+type TableProgress struct {
+	Table   string
+	N, Of   int           // the table's place in the copy order (from 1), and how many there are
+	Rows    int64         // rows copied so far
+	Total   int64         // the table's rows in the source snapshot
+	Elapsed time.Duration // since this table's copy began
+	Done    bool          // the last report for this table: Rows == Total
+}
+
+// CopyOptions tune CopyWith.
+type CopyOptions struct {
+	// Progress, if set, is called on the copying goroutine as each table
+	// starts, after every batch of rows, and once with Done when the table
+	// is copied; the copy waits for it, so it must be quick. Setting it
+	// costs a COUNT(*) of every source table up front (a scan of each, in
+	// the same snapshot) so that Total is known: for a million rows about
+	// 10 ms on SQLite, 100 ms on PostgreSQL.
+	Progress func(TableProgress)
+}
+
+// Copy copies every row of every data table of from into to (CopyWith
+// without progress reports).
 func Copy(ctx context.Context, from, to *Store) ([]TableCount, error) {
+	return CopyWith(ctx, from, to, CopyOptions{})
+}
+
+// CopyWith copies every row of every data table of from into to, which
+// must be empty, in one transaction on to: if it fails or ctx is cancelled
+// before the commit, the transaction is rolled back and to is left empty,
+// ready for another try. Values are copied as they are: secret hashes and
+// sealed keys stay valid as long as the service keeps its seal key. On
+// PostgreSQL it then moves each id sequence to the copied maximum. It
+// returns the row count of every table on both sides, and an error if any
+// differ. Nothing may write to from while it runs.
+func CopyWith(ctx context.Context, from, to *Store, opts CopyOptions) ([]TableCount, error) {
 	if err := sameSchema(ctx, from, to); err != nil {
 		return nil, err
 	}
@@ -97,8 +127,28 @@ func Copy(ctx context.Context, from, to *Store) ([]TableCount, error) {
 			return nil, fmt.Errorf("%w: table %s has %d rows", ErrTargetNotEmpty, t, n)
 		}
 	}
-	for _, t := range copyOrder {
-		if err := copyTable(ctx, src, dst, to.dialect, t); err != nil {
+	paused, err := pauseCounter(ctx, dst, to.dialect)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	totals := make([]int64, len(copyOrder))
+	if opts.Progress != nil {
+		for i, t := range copyOrder {
+			if totals[i], err = count(ctx, src, t); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for i, t := range copyOrder {
+		var report func(rows int64, done bool)
+		if opts.Progress != nil {
+			p, start := TableProgress{Table: t, N: i + 1, Of: len(copyOrder), Total: totals[i]}, time.Now()
+			report = func(rows int64, done bool) {
+				p.Rows, p.Done, p.Elapsed = rows, done, time.Since(start)
+				opts.Progress(p)
+			}
+		}
+		if err := copyTable(ctx, src, dst, to.dialect, t, report); err != nil {
 			return nil, fmt.Errorf("storage: copy %s: %w", t, mapErr(err))
 		}
 		if to.dialect == Postgres && serialTables[t] {
@@ -109,6 +159,11 @@ func Copy(ctx context.Context, from, to *Store) ([]TableCount, error) {
 			}
 		}
 	}
+	if paused {
+		if _, err := dst.ExecContext(ctx, "ALTER TABLE hostnames ENABLE TRIGGER hostnames_active_insert"); err != nil {
+			return nil, fmt.Errorf("storage: restore the active hostnames trigger: %w", mapErr(err))
+		}
+	}
 	if _, err := dst.ExecContext(ctx, recountActive); err != nil {
 		return nil, fmt.Errorf("storage: recount active hostnames: %w", mapErr(err))
 	}
@@ -116,6 +171,30 @@ func Copy(ctx context.Context, from, to *Store) ([]TableCount, error) {
 		return nil, fmt.Errorf("storage: commit copy: %w", mapErr(err))
 	}
 	return Counts(ctx, from, to)
+}
+
+// pauseCounter turns off, on a PostgreSQL target and for the copy's
+// transaction, the trigger that adds each insert statement's hostnames to
+// their account's counter: every such update in one transaction lengthens
+// the chain of versions of the account's row the next one walks: a
+// million hostnames copied 200 at a time took 100 s with it, 48 without.
+// The counters are recounted from the rows before the commit either way.
+// ALTER TABLE is transactional, so a copy rolled back leaves the trigger
+// on; one run by a role that does not own the tables copies with it on.
+func pauseCounter(ctx context.Context, dst *sql.Tx, d Dialect) (bool, error) {
+	if d != Postgres {
+		return false, nil // SQLite updates the row in place: no chain to walk
+	}
+	if _, err := dst.ExecContext(ctx, "SAVEPOINT pause_counter"); err != nil {
+		return false, err
+	}
+	if _, err := dst.ExecContext(ctx, "ALTER TABLE hostnames DISABLE TRIGGER hostnames_active_insert"); err != nil {
+		if _, rerr := dst.ExecContext(ctx, "ROLLBACK TO SAVEPOINT pause_counter"); rerr != nil {
+			return false, errors.Join(err, rerr)
+		}
+		return false, nil
+	}
+	return true, nil
 }
 
 // Counts returns the row count of every data table on both stores, and an
@@ -141,6 +220,20 @@ func Counts(ctx context.Context, from, to *Store) ([]TableCount, error) {
 		return out, fmt.Errorf("storage: row counts differ: %s", strings.Join(differ, ", "))
 	}
 	return out, nil
+}
+
+// DataRows is the number of rows in the tables Copy copies: 0 on a store
+// Copy would copy into, as one it failed on or was interrupted in is left.
+func (s *Store) DataRows(ctx context.Context) (int64, error) {
+	var total int64
+	for _, t := range copyOrder {
+		n, err := count(ctx, s.db.DB, t)
+		if err != nil {
+			return 0, err
+		}
+		total += n
+	}
+	return total, nil
 }
 
 // Tables returns the names of the data tables Copy copies.
@@ -179,7 +272,11 @@ func count(ctx context.Context, db querier, table string) (int64, error) {
 // database/sql with the driver's own placeholders rather than bun, which
 // would inline values as literals: SQLite hands booleans back as integers,
 // and PostgreSQL accepts '1' for a boolean parameter but not a literal 1.
-func copyTable(ctx context.Context, src, dst *sql.Tx, to Dialect, table string) error {
+func copyTable(ctx context.Context, src, dst *sql.Tx, to Dialect, table string, report func(rows int64, done bool)) error {
+	if report == nil {
+		report = func(int64, bool) {}
+	}
+	report(0, false)
 	rows, err := src.QueryContext(ctx, "SELECT * FROM "+table)
 	if err != nil {
 		return err
@@ -190,14 +287,18 @@ func copyTable(ctx context.Context, src, dst *sql.Tx, to Dialect, table string) 
 		return err
 	}
 	var batch []any
-	n := 0
+	n, copied := 0, int64(0)
 	flush := func() error {
 		if n == 0 {
 			return nil
 		}
-		_, err := dst.ExecContext(ctx, insertSQL(to, table, cols, n), batch...)
+		if _, err := dst.ExecContext(ctx, insertSQL(to, table, cols, n), batch...); err != nil {
+			return err
+		}
+		copied += int64(n)
 		batch, n = batch[:0], 0
-		return err
+		report(copied, false)
+		return nil
 	}
 	for rows.Next() {
 		vals := make([]any, len(cols))
@@ -225,7 +326,11 @@ func copyTable(ctx context.Context, src, dst *sql.Tx, to Dialect, table string) 
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	return flush()
+	if err := flush(); err != nil {
+		return err
+	}
+	report(copied, true)
+	return nil
 }
 
 func insertSQL(d Dialect, table string, cols []string, rows int) string {

@@ -102,6 +102,6 @@ func (t *Tx) ExecTx(ctx context.Context, q string) error {
 // CountWhere counts table's rows that match where (a SQL condition).
 func (s *Store) CountWhere(ctx context.Context, table, where string) (int, error) {
 	var n int
-	err := s.db.NewRaw("SELECT COUNT(*) FROM " + table + " WHERE " + where).Scan(ctx, &n)
+	err := s.db.NewRaw("SELECT COUNT(*) FROM "+table+" WHERE "+where).Scan(ctx, &n)
 	return n, err
 }
