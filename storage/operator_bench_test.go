@@ -42,13 +42,13 @@ func seriesFrom(s *storage.Store, from, to int) string {
 }
 
 // inChunks runs each statement (a WITH clause of seriesFrom before it) over
-// 1..n in rounds of 100 k: a statement of the store must answer within
+// 1..n in rounds of 25 k: a statement of the store must answer within
 // pgwire.StallTimeout.
 func inChunks(tb testing.TB, s *storage.Store, n int, stmts ...string) {
 	tb.Helper()
 	for _, q := range stmts {
-		for from := 1; from <= n; from += 100_000 {
-			if err := s.Exec(context.Background(), seriesFrom(s, from, min(from+99_999, n))+q); err != nil {
+		for from := 1; from <= n; from += 25_000 {
+			if err := s.Exec(context.Background(), seriesFrom(s, from, min(from+24_999, n))+q); err != nil {
 				tb.Fatal(err)
 			}
 		}
