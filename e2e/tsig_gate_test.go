@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -133,6 +134,10 @@ func TestTSIGKeyTransfers(t *testing.T) {
 			rrs, refused := signedXFR(s.dnsAddr, tc.zone, tc.key.name+".", tc.key.secret)
 			if tc.transferable != (refused == "") {
 				t.Errorf("%s (%s with %s): %d records, refused %q; want transferable=%v", tc.name, tc.zone, tc.key.name, len(rrs), refused, tc.transferable)
+			}
+			// A policy's refusal is REFUSED (rcode 5), never a server failure.
+			if !tc.transferable && !strings.Contains(refused, "rcode: 5") {
+				t.Errorf("%s (%s with %s): refused %q, want REFUSED", tc.name, tc.zone, tc.key.name, refused)
 			}
 		}
 		// The operator's key transfers every zone, the catalog included.

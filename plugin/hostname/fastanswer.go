@@ -23,12 +23,15 @@ func (a fastAnswers) Answer(buf []byte, fq fastudp.Query, client netip.Addr, min
 	if z == nil || z.Unservable() || h.inCatalog(fq.Name, z) || !mine(z.Name) {
 		return nil, false
 	}
-	q := answer.Ask{Name: fq.Name, Wire: fq.Wire, Qtype: fq.Qtype, Class: dns.ClassINET, ID: fq.ID, RD: fq.RD, CD: fq.CD, Limit: fq.Limit}
+	q := answer.Ask{Name: fq.Name, Wire: fq.Wire, Qtype: fq.Qtype, Class: dns.ClassINET, ID: fq.ID, RD: fq.RD, Limit: fq.Limit}
 	if fq.EDNS {
 		q.Flags |= answer.EDNS
 	}
 	if fq.DO {
 		q.Flags |= answer.DO
+	}
+	if fq.CO {
+		q.Flags |= answer.CO
 	}
 	b, _ := h.answers.Respond(buf, &q, z, client)
 	return b, true

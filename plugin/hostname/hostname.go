@@ -14,6 +14,7 @@ import (
 	"github.com/hostmint/hostmint/plugin/hostname/answer"
 	"github.com/hostmint/hostmint/plugin/hostname/fastudp"
 	"github.com/hostmint/hostmint/plugin/hostname/index"
+	"github.com/hostmint/hostmint/plugin/hostname/sign"
 	"github.com/hostmint/hostmint/plugin/hostname/xfr"
 	"github.com/miekg/dns"
 )
@@ -67,12 +68,11 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	if r.Opcode == dns.OpcodeUpdate {
 		return h.serveUpdate(ctx, w, r)
 	}
+	state := request.Request{W: w, Req: r}
 	if extraOPTs(r) > 1 {
 		// RFC 6891 6.1.1: more than one OPT is a malformed request.
-		answer.Count(dns.RcodeFormatError, qtypeOf(r), answer.KindOutside)
-		return dns.RcodeFormatError, nil
+		return h.refuse(w, r, state, dns.RcodeFormatError, answer.KindOutside, "")
 	}
-	state := request.Request{W: w, Req: r}
 	qname := state.Name()
 	z := h.index.ZoneOf(qname)
 	if r.Opcode == dns.OpcodeNotify && (z != nil || h.configured(qname)) {
@@ -80,16 +80,14 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 		// nothing (RFC 1996 is for secondaries), and answering it like a
 		// query would hand its SOA to whoever sends one. A NOTIFY for
 		// another zone goes on to the plugins after this one.
-		answer.Count(dns.RcodeNotImplemented, qtypeOf(r), answer.KindOutside)
-		return dns.RcodeNotImplemented, nil
+		return h.refuse(w, r, state, dns.RcodeNotImplemented, answer.KindOutside, "")
 	}
 	if h.inCatalog(qname, z) {
 		return h.serveCatalog(w, r, state)
 	}
 	if z == nil && !h.index.Loaded() && h.configured(qname) {
 		// Ours, but the zone set is not loaded yet: a refusal would mark us lame.
-		answer.Count(dns.RcodeServerFailure, state.QType(), answer.KindOutside)
-		return dns.RcodeServerFailure, nil
+		return h.refuse(w, r, state, dns.RcodeServerFailure, answer.KindOutside, "")
 	}
 	if z == nil {
 		if h.Next != nil {
@@ -98,8 +96,7 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 		return h.refuse(w, r, state, dns.RcodeRefused, answer.KindOutside, "")
 	}
 	if !h.index.Loaded() || z.Unservable() {
-		answer.Count(dns.RcodeServerFailure, state.QType(), z.Kind)
-		return dns.RcodeServerFailure, nil
+		return h.refuse(w, r, state, dns.RcodeServerFailure, z.Kind, z.Name)
 	}
 
 	if rcode := refusedType(state.QType()); rcode != dns.RcodeSuccess {
@@ -139,6 +136,8 @@ func refusedType(qtype uint16) int {
 		return dns.RcodeRefused
 	case dns.TypeTKEY, dns.TypeTSIG, dns.TypeMAILA, dns.TypeMAILB:
 		return dns.RcodeNotImplemented
+	case sign.TypeNXNAME:
+		return dns.RcodeFormatError // RFC 9824 3.5
 	}
 	return dns.RcodeSuccess
 }
@@ -180,13 +179,16 @@ func deliver(w dns.ResponseWriter, r *dns.Msg, b []byte) (int, error) {
 }
 
 // refuse answers r with rcode and nothing else (REFUSED for a name in no
-// served zone or a transfer no plugin took, NOTIMP for a meta-type),
-// through the limiter when there is one; never signed, as CoreDNS's own
-// refusals.
+// served zone or a transfer no plugin took, NOTIMP for a meta-type or a
+// NOTIFY, SERVFAIL before the zones load, FORMERR for a second OPT): its
+// question, our own OPT when it had one (no echo of its flags, RFC 6891
+// 6.1.4), CD clear; through the limiter when there is one; never signed,
+// as CoreDNS's own refusals. Written here, not left to CoreDNS's server,
+// whose error answers echo the query's OPT and CD bit.
 func (h *Handler) refuse(w dns.ResponseWriter, r *dns.Msg, state request.Request, rcode int, kind, zone string) (int, error) {
-	if !h.answers.Limits() {
-		// CoreDNS's server writes the answer to an rcode it is handed.
-		answer.Count(rcode, state.QType(), kind)
+	if len(r.Question) != 1 {
+		// CoreDNS's server takes no such message (dns.DefaultMsgAcceptFunc).
+		answer.Count(rcode, qtypeOf(r), kind)
 		return rcode, nil
 	}
 	var name [256]byte

@@ -375,9 +375,9 @@ func TestServeDNSGlueInZoneOnly(t *testing.T) {
 
 	m := new(dns.Msg)
 	m.SetQuestion("ns2.example.com.", dns.TypeA)
-	if rcode, _ := h.ServeDNS(context.TODO(), dnstest.NewRecorder(&test.ResponseWriter{}), m); rcode != dns.RcodeRefused {
-		t.Errorf("ns2.example.com. A: rcode %d, want REFUSED (not in our zones)", rcode)
-	}
+	rec = dnstest.NewRecorder(&test.ResponseWriter{})
+	h.ServeDNS(context.TODO(), rec, m)
+	checkRefusal(t, "ns2.example.com. A (not in our zones)", m, rec.Msg, dns.RcodeRefused)
 }
 
 // A nameserver name below the apex makes its parent an empty non-terminal.
@@ -430,15 +430,37 @@ func TestServeDNSOutsideZones(t *testing.T) {
 		m := new(dns.Msg)
 		m.SetQuestion(qname, dns.TypeA)
 
-		// Without a next plugin: REFUSED, left for the server to write.
+		m.SetEdns0(4096, false)
+		m.IsEdns0().Hdr.Ttl |= 0x2100 // flags no RFC defines: a sender sets them to zero (RFC 6891 6.1.4)
+		m.CheckingDisabled = true
+
+		// Without a next plugin: REFUSED, written here as CoreDNS's server
+		// would not (its echoes the OPT's flags and CD).
 		rec := dnstest.NewRecorder(&test.ResponseWriter{})
-		rcode, err := h.ServeDNS(context.TODO(), rec, m)
-		if rcode != dns.RcodeRefused || err != nil {
-			t.Errorf("%s: ServeDNS = %d, %v; want REFUSED, nil", qname, rcode, err)
+		if rcode, err := h.ServeDNS(context.TODO(), rec, m); rcode != dns.RcodeSuccess || err != nil {
+			t.Errorf("%s: ServeDNS = %d, %v; want it written", qname, rcode, err)
 		}
-		if rec.Msg != nil {
-			t.Errorf("%s: wrote %v, want nothing written", qname, rec.Msg)
-		}
+		checkRefusal(t, qname, m, rec.Msg, dns.RcodeRefused)
+	}
+}
+
+// checkRefusal checks got, the answer to q that is rcode alone: q's
+// question, our OPT when q had one (its flags not echoed), CD clear.
+func checkRefusal(t *testing.T, what string, q, got *dns.Msg, rcode int) {
+	t.Helper()
+	switch {
+	case got == nil:
+		t.Errorf("%s: nothing written", what)
+	case got.Rcode != rcode || !got.Response || got.Id != q.Id:
+		t.Errorf("%s: answered %s", what, got)
+	case len(got.Question) != 1 || got.Question[0] != q.Question[0]:
+		t.Errorf("%s: question %v, want %v", what, got.Question, q.Question)
+	case got.CheckingDisabled:
+		t.Errorf("%s: CD copied (RFC 4035 3.1.6)", what)
+	case (got.IsEdns0() != nil) != (q.IsEdns0() != nil):
+		t.Errorf("%s: OPT %v for a query with OPT %v", what, got.IsEdns0(), q.IsEdns0())
+	case got.IsEdns0() != nil && got.IsEdns0().Hdr.Ttl&0x3fff != 0:
+		t.Errorf("%s: OPT flags %#x echoed (RFC 6891 6.1.4)", what, got.IsEdns0().Hdr.Ttl)
 	}
 }
 
@@ -498,13 +520,10 @@ func TestServeDNSNotLoaded(t *testing.T) {
 	m := new(dns.Msg)
 	m.SetQuestion("abc.example.org.", dns.TypeA)
 	rec := dnstest.NewRecorder(&test.ResponseWriter{})
-	rcode, err := h.ServeDNS(context.TODO(), rec, m)
-	if rcode != dns.RcodeServerFailure || err != nil {
-		t.Errorf("ServeDNS = %d, %v; want SERVFAIL, nil", rcode, err)
+	if _, err := h.ServeDNS(context.TODO(), rec, m); err != nil {
+		t.Error(err)
 	}
-	if rec.Msg != nil {
-		t.Errorf("wrote %v, want nothing written", rec.Msg)
-	}
+	checkRefusal(t, "not loaded", m, rec.Msg, dns.RcodeServerFailure)
 
 	h.index.SetLoaded(true)
 	if !h.Ready() {

@@ -64,6 +64,9 @@ func signatureOf(ctx context.Context) *dns.TSIG {
 func (g *keyGate) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
 	t := r.IsTsig()
 	if t == nil {
+		if rcode, done := g.h.serveUDPIXFR(w, r); done {
+			return rcode, nil
+		}
 		return plugin.NextOrFailure(g.Name(), g.Next, ctx, w, r)
 	}
 	status := w.TsigStatus()

@@ -34,6 +34,39 @@ func (h *Handler) serveCatalog(w dns.ResponseWriter, r *dns.Msg, state request.R
 	return deliver(w, r, b)
 }
 
+// serveUDPIXFR answers an IXFR over UDP of one of the zones with the
+// zone's SOA alone, as RFC 1995 (2) has a server do when the difference
+// does not fit a datagram: a secondary that is behind asks again over
+// TCP, where the transfer plugin decides who may transfer. The SOA is what
+// any query of it answers, so no client learns more; CoreDNS's transfer
+// plugin, which comes before this one, would refuse it. done is false for
+// any other message, which goes on down the chain.
+func (h *Handler) serveUDPIXFR(w dns.ResponseWriter, r *dns.Msg) (rcode int, done bool) {
+	if len(r.Question) != 1 || r.Question[0].Qtype != dns.TypeIXFR || r.Opcode != dns.OpcodeQuery {
+		return 0, false
+	}
+	state := request.Request{W: w, Req: r}
+	if state.Proto() != "udp" || !h.index.Loaded() {
+		return 0, false
+	}
+	z := h.index.Zone(dns.CanonicalName(state.Name()))
+	if z == nil || z.Unservable() {
+		return 0, false
+	}
+	m := new(dns.Msg)
+	m.SetReply(r)
+	m.Authoritative = true
+	m.Answer = []dns.RR{h.answers.ApexSOA(z)}
+	var name [256]byte
+	q, client, ok := h.ask(w, r, state, &name)
+	if !ok {
+		return 0, false
+	}
+	b, _ := h.answers.RespondMsg(nil, &q, m, z.Kind, z.Name, client)
+	rcode, _ = deliver(w, r, b)
+	return rcode, true
+}
+
 // startNotify starts NOTIFYing the secondaries of cfg's transfer plugin,
 // if the server block has one.
 func (h *Handler) startNotify(cfg *dnsserver.Config) error {

@@ -4,6 +4,7 @@
 package answer
 
 import (
+	"cmp"
 	"net/netip"
 	"slices"
 	"strings"
@@ -23,9 +24,9 @@ import (
 // around its question, keeps the entry when those bytes do for every later
 // query of the same name, type and flags (answercache.go), applies
 // response_rate_limit and counts the answer. A query's answer is its entry
-// copied around the query's own question, with the query's ID and RD and
-// CD bits: so the case of the name is the client's, byte for byte, on
-// every path.
+// copied around the query's own question, with the query's ID and RD bit
+// (CD is cleared, RFC 4035 3.1.6): so the case of the name is the
+// client's, byte for byte, on every path.
 
 // Answerer answers from an index (answerer.go says how).
 type Answerer struct {
@@ -86,19 +87,20 @@ func (a *Answerer) Nameservers() ([]string, map[string]index.AddrList) { return 
 const (
 	EDNS uint8 = 1 << iota // the query had an OPT: the answer has ours
 	DO                     // and its DO bit
+	CO                     // and its CO bit (RFC 9824 4): the answer's has it too
 )
 
 // Ask is a question as the answerer reads it, from a message (ServeDNS) or
 // from a datagram (fast_udp).
 type Ask struct {
-	Name   string // lowercase FQDN; fast_udp's is not to be kept
-	Wire   []byte // the name on the wire, as asked
-	Qtype  uint16
-	Class  uint16
-	ID     uint16
-	RD, CD bool
-	Flags  uint8 // EDNS, DO
-	Limit  int   // the largest answer the client takes
+	Name  string // lowercase FQDN; fast_udp's is not to be kept
+	Wire  []byte // the name on the wire, as asked
+	Qtype uint16
+	Class uint16
+	ID    uint16
+	RD    bool  // copied into the answer; CD is not (RFC 4035 3.1.6)
+	Flags uint8 // EDNS, DO
+	Limit int   // the largest answer the client takes
 	// Opts are the query's EDNS options a plugin registered (edns.
 	// SupportedOption): the answer's OPT carries them, and its entry is
 	// not kept.
@@ -114,7 +116,7 @@ func AskOf(r *dns.Msg, state request.Request, wire *[256]byte) (Ask, bool) {
 		return Ask{}, false
 	}
 	q := Ask{Name: state.Name(), Wire: wire[:n], Qtype: qn.Qtype, Class: qn.Qclass, ID: r.Id,
-		RD: r.RecursionDesired, CD: r.CheckingDisabled, Limit: state.Size()}
+		RD: r.RecursionDesired, Limit: state.Size()}
 	if state.Proto() == "udp" {
 		q.Limit = min(q.Limit, MaxUDPSize)
 	}
@@ -122,6 +124,9 @@ func AskOf(r *dns.Msg, state request.Request, wire *[256]byte) (Ask, bool) {
 		q.Flags = EDNS
 		if o.Do() {
 			q.Flags |= DO
+		}
+		if o.Co() {
+			q.Flags |= CO
 		}
 		for _, opt := range o.Option {
 			if ednsopts.SupportedOption(opt.Option()) {
@@ -170,8 +175,40 @@ func (a *Answerer) fit(e *entry, q *Ask, rebuild func() *dns.Msg) *entry {
 		return e
 	}
 	m := rebuild()
-	m.Truncate(q.Limit)
+	truncate(m, q.Limit)
 	return a.pack(m, q, true)
+}
+
+// truncate fits m into limit as dns.Msg.Truncate does, except that the
+// additional section's RRSIGs go first and alone do not set TC: a server
+// MUST NOT set TC only because they did not fit (RFC 4035 3.1.1), while a
+// missing glue address (RFC 9471) or anything of the answer or authority
+// does set it.
+func truncate(m *dns.Msg, limit int) {
+	slices.SortStableFunc(m.Extra, func(x, y dns.RR) int {
+		return cmp.Compare(rank(x), rank(y))
+	})
+	whole, others := len(m.Answer)+len(m.Ns), len(m.Extra)-sigs(m.Extra)
+	m.Truncate(limit)
+	if m.Truncated && len(m.Answer)+len(m.Ns) == whole && len(m.Extra)-sigs(m.Extra) == others {
+		m.Truncated = false
+	}
+}
+
+// rank orders an additional section for truncate: RRSIGs after the rest.
+func rank(rr dns.RR) int {
+	if rr.Header().Rrtype == dns.TypeRRSIG {
+		return 1
+	}
+	return 0
+}
+
+func sigs(rrs []dns.RR) int {
+	n := 0
+	for _, rr := range rrs {
+		n += rank(rr)
+	}
+	return n
 }
 
 // send appends e, the answer to q from zone of kind, to buf around q's
@@ -187,12 +224,12 @@ func (a *Answerer) send(buf []byte, q *Ask, e *entry, kind, zone string, client 
 // sendMessage is message for m, built (and finished) for q: sized for the
 // client, rate limited and counted.
 func (a *Answerer) sendMessage(q *Ask, m *dns.Msg, kind, zone string, client netip.Addr) *dns.Msg {
-	m.Id, m.RecursionDesired, m.CheckingDisabled, m.Compress = q.ID, q.RD, q.CD, true
+	m.Id, m.RecursionDesired, m.CheckingDisabled, m.Compress = q.ID, q.RD, false, true
 	if m.Len() > q.Limit {
 		// Len counts escaped TXT and CAA text (\DDD) as written, not as
 		// sent: only a message that really does not fit is truncated.
 		if p, err := m.Pack(); err != nil || len(p) > q.Limit {
-			m.Truncate(q.Limit)
+			truncate(m, q.Limit)
 		}
 	}
 	ok, slip := a.pass(nil, q, m.Rcode, len(m.Answer) > 0, kind, zone, client)
@@ -278,7 +315,7 @@ func (a *Answerer) build(q *Ask, z *index.Zone, owner string, now time.Time) *dn
 	m := new(dns.Msg)
 	m.Response, m.Authoritative = true, true
 	m.Question = []dns.Question{{Name: owner, Qtype: q.Qtype, Qclass: q.Class}}
-	a.answer(m, z, strings.Clone(q.Name), owner, q.Qtype, q.Flags&DO != 0, now)
+	a.answer(m, z, strings.Clone(q.Name), owner, q.Qtype, q.Flags&DO != 0, q.Flags&CO != 0, now)
 	a.finish(m, q)
 	return m
 }
@@ -291,13 +328,16 @@ func (a *Answerer) finish(m *dns.Msg, q *Ask) {
 }
 
 // opt is the OPT of an answer to q: our own buffer size, not an echo of
-// the client's (RFC 6891 6.2.3), its DO bit, the options a plugin
-// registered, and no other flag.
+// the client's (RFC 6891 6.2.3), its DO and CO bits, the options a plugin
+// registered, and no other flag (RFC 6891 6.1.4: the rest are zero).
 func (a *Answerer) opt(q *Ask) *dns.OPT {
 	o := &dns.OPT{Hdr: dns.RR_Header{Name: ".", Rrtype: dns.TypeOPT}, Option: slices.Clone(q.Opts)}
 	o.SetUDPSize(MaxUDPSize)
 	if q.Flags&DO != 0 {
 		o.SetDo()
+	}
+	if q.Flags&CO != 0 {
+		o.SetCo()
 	}
 	return o
 }

@@ -25,12 +25,13 @@ type reply struct {
 	types   []uint16 // the types at qname, for NSEC on a negative answer
 	missing bool     // qname does not exist
 	capped  bool     // TTLs were shortened to the hostname's expiry
+	co      bool     // the client takes a compact denial's NXDOMAIN (RFC 9824 4)
 }
 
 // answer fills m, the answer to qtype at name in z, writing name as owner
 // (the question's, in the case the answerer packs it); do: the client asked
-// for DNSSEC records.
-func (a *Answerer) answer(m *dns.Msg, z *index.Zone, name, owner string, qtype uint16, do bool, now time.Time) {
+// for DNSSEC records; co: it takes NXDOMAIN with a compact denial.
+func (a *Answerer) answer(m *dns.Msg, z *index.Zone, name, owner string, qtype uint16, do, co bool, now time.Time) {
 	var n *index.Node
 	if name != z.Name {
 		n = z.Names.Get(name)
@@ -40,7 +41,7 @@ func (a *Answerer) answer(m *dns.Msg, z *index.Zone, name, owner string, qtype u
 		m.Rcode = dns.RcodeNameError
 		return
 	}
-	r := &reply{m: m, z: z, owner: owner}
+	r := &reply{m: m, z: z, owner: owner, co: co}
 	a.fill(r, name, qtype, now)
 	if z.Signer != nil && (qtype == dns.TypeNSEC || qtype == dns.TypeRRSIG) {
 		// A signed zone holds an NSEC and RRSIGs at every name (a black
@@ -107,7 +108,7 @@ func (a *Answerer) fill(r *reply, qname string, qtype uint16, now time.Time) {
 func (a *Answerer) dnssecRecords(r *reply, qname string, qtype uint16, now time.Time) {
 	types := r.types
 	if r.missing {
-		types = nil
+		types = []uint16{sign.TypeNXNAME}
 	}
 	r.missing = false
 	n := sign.NSEC(r.owner, types, a.soaCfg.Minimum)
@@ -161,7 +162,42 @@ func (a *Answerer) name(r *reply, qname string, qtype uint16, now time.Time) {
 	if policy != nil && qtype == dns.TypeCAA {
 		rrs = append(rrs, served.Rewrite(policy, r.owner, rttl)...)
 	}
+	if qtype == dns.TypeMX || qtype == dns.TypeSRV {
+		r.m.Extra = a.targets(rrs, now)
+	}
 	r.positive(rrs)
+}
+
+// targets are the addresses this server holds of the hosts MX and SRV
+// records name, for the additional section (RFC 1035 3.3.9, RFC 2782), as
+// Knot and BIND give them: a resolver need not ask for them again.
+func (a *Answerer) targets(rrs []dns.RR, now time.Time) []dns.RR {
+	var out []dns.RR
+	seen := map[string]bool{}
+	for _, rr := range rrs {
+		var host string
+		switch rr := rr.(type) {
+		case *dns.MX:
+			host = rr.Mx
+		case *dns.SRV:
+			host = rr.Target
+		}
+		name := dns.CanonicalName(host)
+		if name == "." || seen[name] || a.ix.ZoneOf(name) == nil {
+			continue
+		}
+		seen[name] = true
+		if addrs := a.static[name]; addrs != "" {
+			out = append(append(out, index.AddrRRs(host, dns.TypeA, addrs, NSTTL)...), index.AddrRRs(host, dns.TypeAAAA, addrs, NSTTL)...)
+			continue
+		}
+		if n := a.ix.Node(name); n != nil {
+			if ttl, live := n.TTL(a.addressTTL, now); live {
+				out = append(append(out, index.AddrRRs(host, dns.TypeA, n.Addrs, ttl)...), index.AddrRRs(host, dns.TypeAAAA, n.Addrs, ttl)...)
+			}
+		}
+	}
+	return out
 }
 
 func (r *reply) positive(rrs []dns.RR) { r.m.Answer = rrs }
@@ -249,15 +285,20 @@ func Keys(z *index.Zone, owner string) []dns.RR {
 }
 
 // sign adds the RRSIGs, and on a negative answer the NSEC that proves it.
-// A name that does not exist gets a black lie: NOERROR, and an NSEC saying
-// the name holds nothing but NSEC and RRSIG.
+// A name that does not exist gets a compact denial (RFC 9824): NOERROR,
+// and an NSEC saying the name holds nothing but NSEC, RRSIG and the
+// NXNAME pseudo-type, which tells it from an empty name; NXDOMAIN with
+// the same NSEC for a client that set CO.
 func (a *Answerer) sign(r *reply, qtype uint16, now time.Time) {
 	m, s := r.m, r.z.Signer
 	if len(m.Answer) == 0 {
 		m.Rcode = dns.RcodeSuccess
 		types := r.types
 		if r.missing {
-			types = nil
+			types = []uint16{sign.TypeNXNAME}
+			if r.co {
+				m.Rcode = dns.RcodeNameError
+			}
 		}
 		m.Ns = append(m.Ns, sign.NSEC(r.owner, types, a.soaCfg.Minimum))
 	}

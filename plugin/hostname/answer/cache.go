@@ -55,7 +55,8 @@ type entry struct {
 // size is the length of e's answer to q.
 func (e *entry) size(q *Ask) int { return len(e.head) + len(q.Wire) + 4 + len(e.tail) }
 
-// splice appends e's answer to q to buf: its question, ID, RD and CD bits.
+// splice appends e's answer to q to buf: its question, ID and RD bit. CD
+// is not copied: an authoritative answer clears it (RFC 4035 3.1.6).
 func (e *entry) splice(buf []byte, q *Ask) []byte {
 	o := len(buf)
 	b := append(buf, e.head...)
@@ -65,9 +66,6 @@ func (e *entry) splice(buf []byte, q *Ask) []byte {
 	b[o], b[o+1] = byte(q.ID>>8), byte(q.ID)
 	if q.RD {
 		b[o+2] |= 0x01
-	}
-	if q.CD {
-		b[o+3] |= 0x10
 	}
 	return b
 }
@@ -139,9 +137,10 @@ func (a *Answerer) entry(q *Ask, z *index.Zone, now time.Time) *entry {
 		}
 	}
 	m := a.build(q, z, capitals(q.Wire), now)
-	// A missing name's NXDOMAIN is every missing name's: packed without
-	// pointers into its question, so that it fits any.
-	nx := m.Rcode == dns.RcodeNameError
+	// A missing name's NXDOMAIN is every missing name's (a compact
+	// denial's, with the name's own NSEC, is not): packed without pointers
+	// into its question, so that it fits any.
+	nx := m.Rcode == dns.RcodeNameError && len(m.Ns) == 1
 	e := a.pack(m, q, !nx)
 	if !keepable {
 		return e
@@ -166,7 +165,9 @@ func (a *Answerer) keep(e *entry, m *dns.Msg, q *Ask, z *index.Zone, n *index.No
 	if q.Flags&DO != 0 && z.Signer != nil && (!allSigned(m.Answer) || !allSigned(m.Ns)) {
 		return false // a signature failed: answered once, never kept
 	}
-	e.bySerial = e.n == nil || len(m.Ns) > 0
+	// Kept by the zone's serial when more than the name's own node made it:
+	// a denial, or the addresses of an MX's or SRV's targets.
+	e.bySerial = e.n == nil || len(m.Ns) > 0 || additional(m.Extra)
 	e.until = 0
 	if n != nil && e.n != nil && n.Expires != 0 {
 		// Once less than a full TTL is left to the name's expiry, its TTLs
@@ -178,6 +179,16 @@ func (a *Answerer) keep(e *entry, m *dns.Msg, q *Ask, z *index.Zone, n *index.No
 	}
 	e.until = renewedBy(m.Ns, renewedBy(m.Answer, e.until))
 	return true
+}
+
+// additional reports whether extra holds more than the OPT.
+func additional(extra []dns.RR) bool {
+	for _, rr := range extra {
+		if rr.Header().Rrtype != dns.TypeOPT {
+			return true
+		}
+	}
+	return false
 }
 
 // pack packs m, an answer to q (compressed, or not so that its tail holds

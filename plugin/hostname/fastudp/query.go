@@ -13,8 +13,9 @@ type Query struct {
 	Wire     []byte // the name on the wire, as asked
 	Qtype    uint16
 	ID       uint16
-	RD, CD   bool
+	RD       bool
 	EDNS, DO bool // it has an OPT, with the DO bit
+	CO       bool // and the CO bit (RFC 9824 4)
 	Limit    int  // the largest answer the client takes: its buffer, at most maxUDPSize
 }
 
@@ -68,7 +69,7 @@ func ParseQuery(q []byte, name *[256]byte) (Query, bool) {
 	}
 	p.Name, p.Wire = unsafe.String(&name[0], n), q[12:off]
 	p.Qtype = binary.BigEndian.Uint16(q[off:])
-	p.ID, p.RD, p.CD = binary.BigEndian.Uint16(q), q[2]&0x01 != 0, q[3]&0x10 != 0
+	p.ID, p.RD = binary.BigEndian.Uint16(q), q[2]&0x01 != 0
 	off += 4
 	p.Limit = dns.MinMsgSize
 	switch {
@@ -83,7 +84,7 @@ func ParseQuery(q []byte, name *[256]byte) (Query, bool) {
 			return p, false
 		}
 		p.Limit = min(max(int(binary.BigEndian.Uint16(q[off+3:])), dns.MinMsgSize), maxUDPSize)
-		p.EDNS, p.DO = true, q[off+7]&0x80 != 0
+		p.EDNS, p.DO, p.CO = true, q[off+7]&0x80 != 0, q[off+7]&0x40 != 0
 		return p, true
 	}
 	return p, false

@@ -7,6 +7,10 @@ import (
 	"github.com/miekg/dns"
 )
 
+// TypeNXNAME is RFC 9824's pseudo-type: in a compact denial's NSEC it says
+// the name does not exist at all. A query of it is refused (FORMERR).
+const TypeNXNAME uint16 = 128
+
 // NSEC is the minimally covering NSEC at owner: it proves the types at the
 // name (none for a name that does not exist) and that nothing else is there.
 // Its TTL is the SOA's MINIMUM, as a denial's SOA is (RFC 9077).
