@@ -18,6 +18,7 @@ type auditView struct {
 	Result    string `json:"result"`
 	Status    int    `json:"status"`
 	Address   string `json:"address"`
+	Detail    string `json:"detail"`
 }
 
 type auditListView struct {
@@ -55,7 +56,7 @@ func (s *Server) listAudit(c *call) (int, any, error) {
 	out := auditListView{Entries: make([]auditView, len(page.Entries))}
 	for i, e := range page.Entries {
 		out.Entries[i] = auditView{ID: e.ID, At: ts(e.At), Actor: e.Actor, AccountID: e.AccountID, Action: e.Action,
-			Object: e.Object, Result: e.Result, Status: e.Status, Address: e.Address}
+			Object: e.Object, Result: e.Result, Status: e.Status, Address: e.Address, Detail: e.Detail}
 	}
 	if page.Next != 0 {
 		out.NextCursor = &page.Next

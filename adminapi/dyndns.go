@@ -52,12 +52,12 @@ func (s *Server) dynUpdate(w http.ResponseWriter, r *http.Request) {
 		} else if ok && pe.Code == apierror.CodeForbidden {
 			// The key's team is suspended or its plan ended: the protocol's
 			// "blocked", on which clients stop retrying.
-			noteCode(w, pe.Code)
+			noteRefusal(w, pe.Code, dynAbuse+": "+pe.Message)
 			writeText(w, http.StatusOK, dynAbuse)
 			return
 		}
 		s.log.Warn("dyndns2: authenticating failed", "err", err)
-		noteCode(w, apierror.CodeUnavailable)
+		noteRefusal(w, apierror.CodeUnavailable, dyn911)
 		writeText(w, http.StatusOK, dyn911)
 		return
 	}
@@ -69,17 +69,17 @@ func (s *Server) dynUpdate(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case len(names) == 0:
-		noteCode(w, apierror.CodeBadRequest)
+		noteRefusal(w, apierror.CodeBadRequest, dynNotFQDN)
 		writeText(w, http.StatusOK, dynNotFQDN)
 		return
 	case len(names) > maxDynHosts:
-		noteCode(w, apierror.CodeBadRequest)
+		noteRefusal(w, apierror.CodeBadRequest, dynNumhost)
 		writeText(w, http.StatusOK, dynNumhost)
 		return
 	}
 	addrs, ok := s.dynFamilies(r)
 	if !ok {
-		noteCode(w, apierror.CodeBadRequest)
+		noteRefusal(w, apierror.CodeBadRequest, dynBadagent)
 		writeText(w, http.StatusOK, dynBadagent)
 		return
 	}
@@ -88,7 +88,7 @@ func (s *Server) dynUpdate(w http.ResponseWriter, r *http.Request) {
 		var code string
 		lines[i], code = s.dynOne(r.Context(), p, strings.TrimSpace(name), addrs)
 		if code != "" {
-			noteCode(w, code) // the first refusal, for the audit log and metrics
+			noteRefusal(w, code, lines[i]) // the first refusal, for the audit log and metrics
 		}
 	}
 	writeText(w, http.StatusOK, strings.Join(lines, "\n"))

@@ -22,14 +22,16 @@ type Outcome struct {
 type recorder struct {
 	httperr.StatusWriter
 	code  string              // the error code answered, "" for none
+	words string              // and its message
 	route *route              // nil when no route matched
 	entry *storage.AuditEntry // nil unless the request is audited
 }
 
-// noteCode records the error code w answers with, when w is a recorder.
-func noteCode(w http.ResponseWriter, code string) {
+// noteRefusal records the error code w answers with and its message, for
+// the audit log.
+func noteRefusal(w http.ResponseWriter, code, words string) {
 	if rec, ok := w.(*recorder); ok && rec.code == "" {
-		rec.code = code
+		rec.code, rec.words = code, words
 	}
 }
 
@@ -76,6 +78,9 @@ func (s *Server) finish(rec *recorder, start time.Time) {
 		rec.Status = http.StatusOK
 	}
 	if s.cfg.Audit != nil {
+		if rec.entry != nil {
+			rec.entry.Detail = rec.words
+		}
 		s.cfg.Audit.Finish(rec.entry, rec.Status, httperr.AuditCode(rec.Status, rec.code))
 	}
 	if s.cfg.Observe != nil {

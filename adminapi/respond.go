@@ -38,7 +38,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		p = apierror.Internal()
 	}
 	httperr.Header(w.Header(), p)
-	noteCode(w, p.Code)
+	noteRefusal(w, p.Code, p.Message)
 	writeJSON(w, httperr.Status(p.Code), errorBody{Error: p.Message, Code: p.Code})
 }
 

@@ -231,7 +231,9 @@ func (s *Server) schemas() map[string]schema {
 			req("object", str("`<kind>:<id>` of the object created or changed (hostname, record, key, account, domain, credential); may be empty")),
 			req("result", str("`ok` (the write committed) or the error code of the refusal")),
 			req("status", integer("The HTTP status answered")),
-			req("address", str("The client's address (behind a trusted_proxy, from X-Forwarded-For)"))),
+			req("address", str("The client's address (behind a trusted_proxy, from X-Forwarded-For)")),
+			req("detail", str("A refusal's words: the API's error message, or the text a DNS UPDATE's Extended DNS Error carried "+
+				"(which clients that send no EDNS, as Kea and nsupdate, never see); empty for `ok`"))),
 		"AuditList": object("A page of the audit log, newest first.",
 			req("entries", arrayOf(ref("AuditEntry"), "Entries")),
 			req("next_cursor", nullable("integer", "Pass as `cursor` for the next page; null on the last page"))),

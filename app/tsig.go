@@ -160,12 +160,9 @@ func (a auditor) Begin(ctx context.Context, e *storage.AuditEntry) context.Conte
 }
 
 func (a auditor) Finish(e *storage.AuditEntry, out dnsupdate.Answer) {
-	code := out.Code // a rule's refusal, in its code as the API's are recorded
-	if code == "" && out.Rcode != dns.RcodeSuccess {
-		code = dns.RcodeToString[out.Rcode] // the door's own: a prerequisite, a malformed message
-	}
 	if out.Rcode == dns.RcodeServerFailure {
 		return // the store could not be reached: neither could the entry
 	}
-	a.log.Finish(e, 0, code)
+	e.Detail = out.Words() // the EDE's words, which Kea and nsupdate, sending no EDNS, never see
+	a.log.Finish(e, 0, out.AuditCode())
 }

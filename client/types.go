@@ -153,6 +153,7 @@ type AuditEntry struct {
 	Result    string `json:"result"`
 	Status    int    `json:"status"`
 	Address   string `json:"address"`
+	Detail    string `json:"detail"`
 }
 
 type AuditList struct {

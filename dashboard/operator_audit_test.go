@@ -25,7 +25,7 @@ var (
 )
 
 // auditEntry is one row of the audit page, as text.
-type auditEntry struct{ when, actor, account, action, object, result, status, address string }
+type auditEntry struct{ when, actor, account, action, object, result, status, address, detail string }
 
 // rows reads the audit page's table; the page's other text (the hint names
 // actors too) is not in it.
@@ -41,10 +41,10 @@ func (p page) rows(t *testing.T) []auditEntry {
 		for _, cell := range auditCell.FindAllStringSubmatch(r[1], -1) {
 			c = append(c, strings.TrimSpace(html.UnescapeString(anyTag.ReplaceAllString(cell[1], ""))))
 		}
-		if len(c) != 8 {
+		if len(c) != 9 {
 			t.Fatalf("a row with %d cells: %s", len(c), r[0])
 		}
-		out = append(out, auditEntry{c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]})
+		out = append(out, auditEntry{c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8]})
 	}
 	return out
 }

@@ -21,6 +21,37 @@ type Answer struct {
 
 var ok = Answer{Rcode: dns.RcodeSuccess}
 
+// AuditCode is the code the audit log records a refused message under: the
+// rule's, or for a refusal of the door's own the API code of the same kind
+// (a malformed message is BAD_REQUEST, a forbidden one FORBIDDEN), or for a
+// failed prerequisite its rcode (NXRRSET, YXDOMAIN...), which says what
+// RFC 2136 found; "" for none.
+func (a Answer) AuditCode() string {
+	switch {
+	case a.Code != "":
+		return a.Code
+	case a.Rcode == dns.RcodeSuccess:
+		return ""
+	case a.Rcode == dns.RcodeFormatError, a.Rcode == dns.RcodeNotZone:
+		return apierror.CodeBadRequest
+	case a.Rcode == dns.RcodeRefused:
+		return apierror.CodeForbidden
+	case a.Rcode == dns.RcodeNotAuth:
+		return apierror.CodeNotFound
+	case a.Rcode == dns.RcodeNotImplemented:
+		return apierror.CodeNotImplemented
+	}
+	return dns.RcodeToString[a.Rcode]
+}
+
+// Words are what the answer's EDE says, for the audit log ("" for none).
+func (a Answer) Words() string {
+	if a.EDE == nil {
+		return ""
+	}
+	return a.EDE.ExtraText
+}
+
 // refuse is an Answer of the door's own (RFC 2136 semantics).
 func refuse(rcode int, code uint16, text string) Answer {
 	return Answer{Rcode: rcode, EDE: &dns.EDNS0_EDE{InfoCode: code, ExtraText: text}}

@@ -37,6 +37,7 @@ type auditRow struct {
 	Result    string `json:"result"`
 	Status    int    `json:"status"`
 	Address   string `json:"address"`
+	Detail    string `json:"detail"`
 }
 
 func (e auditRow) String() string {
@@ -154,6 +155,12 @@ func runAudit(t *testing.T, s *server, cases []auditCase) []auditRow {
 				}
 				if _, err := time.Parse(time.RFC3339Nano, g.At); err != nil {
 					t.Errorf("entry %s: at is not RFC 3339: %v", g, err)
+				}
+				// A refusal through the API says why in the words the caller
+				// read; a write that committed says nothing more. (A dashboard
+				// form's refusal is on the page it draws again.)
+				if !strings.HasPrefix(g.Actor, "session:") && (g.Result == "ok") != (g.Detail == "") {
+					t.Errorf("entry %s: detail %q", g, g.Detail)
 				}
 			}
 		})

@@ -193,10 +193,21 @@ update add laptop.example.org 3600 AAAA 2606:2800:21f:cb07:6820:80da:af6b:8b2c`)
 			// Release: deleting every address of a hostname.
 			s.mustUpdate(k, "update delete laptop.example.org AAAA")
 			s.resolves("laptop.example.org", dns.TypeAAAA, "NXDOMAIN")
-			// The audit log has each message, a rule's refusal under its code.
-			if h := s.must(200, "GET", "/api/admin/audit?actor=tsig:"+k.id, s.admin, nil); !strings.Contains(string(h.raw), "DNS UPDATE example.org") ||
-				!strings.Contains(string(h.raw), `"result":"FORBIDDEN"`) || !strings.Contains(string(h.raw), `"result":"ok"`) {
+			// The audit log has each message, every refusal under its code
+			// with the words its EDE carried; the door's own too (an MX is no
+			// record UPDATE writes: FORBIDDEN; a zone not served: NOT_FOUND).
+			h := s.must(200, "GET", "/api/admin/audit?actor=tsig:"+k.id, s.admin, nil)
+			if raw := string(h.raw); !strings.Contains(raw, "DNS UPDATE example.org") || !strings.Contains(raw, `"result":"ok"`) ||
+				!strings.Contains(raw, `"result":"FORBIDDEN"`) || !strings.Contains(raw, `"result":"BAD_REQUEST"`) ||
+				!strings.Contains(raw, "by UPDATE, not MX") || !strings.Contains(raw, `"result":"NOT_FOUND","status":0,"address":`) ||
+				!strings.Contains(raw, "zone example.net is not served here") || strings.Contains(raw, `"result":"REFUSED"`) {
 				t.Errorf("the audit log of key %s: %s", k.id, h.raw)
+			}
+			for _, e := range h.body["entries"].([]any) {
+				e := e.(map[string]any)
+				if (e["result"] == "ok") != (e["detail"] == "") {
+					t.Errorf("audit entry %v: a refusal says why, an ok nothing", e)
+				}
 			}
 
 			// Revoked: refused at once, UPDATE and signed query alike, with no

@@ -24,6 +24,7 @@ type AuditEntry struct {
 	Result    string `bun:"result"`     // "ok", or the refusal's error code
 	Status    int    `bun:"status"`     // the HTTP status answered
 	Address   string `bun:"address"`    // the client's address
+	Detail    string `bun:"detail"`     // a refusal's words: the API's error, the UPDATE's EDE text
 
 	ids []int64 // the rows of this entry that committed transactions wrote
 }

@@ -378,6 +378,9 @@ CREATE INDEX hostnames_name ON hostnames (name);
 CREATE INDEX hostnames_ip ON hostnames (ip);
 CREATE INDEX hostnames_second_addr ON hostnames (substr(addrs, length(ip) + 2));
 CREATE INDEX hostnames_addrs ON hostnames (addrs) WHERE addrs LIKE '%,%,%'`, nil},
+	// A refusal's words beside its code: what the API's error or the
+	// UPDATE's EDE said, so that the audit log tells an operator why.
+	{28, "the words of a refusal in the audit log", `ALTER TABLE audit_log ADD COLUMN detail TEXT NOT NULL DEFAULT ''`, nil},
 }
 
 // recountActive sets every account's active_hostnames from its rows: once

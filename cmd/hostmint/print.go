@@ -157,9 +157,9 @@ func (c *call) audit(l *client.AuditList) {
 	}
 	rows := make([][]string, len(l.Entries))
 	for i, e := range l.Entries {
-		rows[i] = []string{e.At, e.Actor, e.Action, e.Object, e.Result, e.Address}
+		rows[i] = []string{e.At, e.Actor, e.Action, e.Object, e.Result, e.Address, e.Detail}
 	}
-	c.table("AT ACTOR ACTION OBJECT RESULT ADDRESS", rows)
+	c.table("AT ACTOR ACTION OBJECT RESULT ADDRESS DETAIL", rows)
 	if l.NextCursor != nil {
 		fmt.Fprintf(c.out, "more: hostmint audit --cursor %d\n", *l.NextCursor)
 	}
