@@ -89,7 +89,7 @@ func TestWriteGrouped(t *testing.T) {
 		rows, _ := s.Dump(t.Context(), "audit_log")
 		seen := map[string]bool{}
 		for _, r := range rows {
-			seen[r[len(r)-2]+"|"+r[5]] = true // status | object
+			seen[r[7]+"|"+r[5]] = true // status | object (id, at, actor, account_id, action, object, result, status, ...)
 		}
 		for i := 0; i < n; i += 4 {
 			if key := fmt.Sprintf("%d|account:a%03d", 200+i, i); !seen[key] {

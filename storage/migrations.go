@@ -381,6 +381,15 @@ CREATE INDEX hostnames_addrs ON hostnames (addrs) WHERE addrs LIKE '%,%,%'`, nil
 	// A refusal's words beside its code: what the API's error or the
 	// UPDATE's EDE said, so that the audit log tells an operator why.
 	{28, "the words of a refusal in the audit log", `ALTER TABLE audit_log ADD COLUMN detail TEXT NOT NULL DEFAULT ''`, nil},
+	// PostgreSQL keeps every version of a row a transaction updates, so the
+	// row trigger's update of an account's counter for each of thousands of
+	// hostnames released at once (an account closed) costs more with each
+	// one. A bulk release turns the trigger off for its transaction
+	// (hostmint.recount) and recounts the account once (queries_close.go).
+	{29, "the hostname counter recounted once after a bulk release", "", map[Dialect]string{
+		Postgres: `DROP TRIGGER hostnames_active_update ON hostnames;
+CREATE TRIGGER hostnames_active_update AFTER UPDATE OF status, account_id ON hostnames FOR EACH ROW WHEN (((OLD.status IN ('live', 'pending')) IS DISTINCT FROM (NEW.status IN ('live', 'pending')) OR OLD.account_id IS DISTINCT FROM NEW.account_id) AND current_setting('hostmint.recount', true) IS DISTINCT FROM 'on') EXECUTE FUNCTION hostnames_active()`,
+	}},
 }
 
 // recountActive sets every account's active_hostnames from its rows: once

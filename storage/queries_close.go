@@ -35,6 +35,26 @@ const releaseChunk = 5000
 // statements, not millions. It returns how many it released.
 func (t *Tx) ReleaseHostnames(ctx context.Context, set HostnameSet, now int64) (int, error) {
 	q := t.Queries
+	if set.AccountID != "" && q.dialect == Postgres {
+		// The counter's row trigger is off for this transaction, and the
+		// account is counted again once at the end (migration 29).
+		if _, err := q.db.ExecContext(ctx, "SELECT set_config('hostmint.recount', 'on', true)"); err != nil {
+			return 0, mapErr(err)
+		}
+		defer q.db.ExecContext(ctx, "SELECT set_config('hostmint.recount', 'off', true)")
+	}
+	total, err := t.releaseRounds(ctx, set, now)
+	if err != nil || set.AccountID == "" || q.dialect != Postgres {
+		return total, err
+	}
+	_, err = q.db.NewRaw("UPDATE accounts SET active_hostnames = (SELECT COUNT(*) FROM hostnames "+
+		"WHERE account_id = ? AND status IN (?)) WHERE id = ?", set.AccountID, bun.In(ActiveStatuses), set.AccountID).Exec(ctx)
+	return total, mapErr(err)
+}
+
+// releaseRounds releases set's hostnames releaseChunk at a time.
+func (t *Tx) releaseRounds(ctx context.Context, set HostnameSet, now int64) (int, error) {
+	q := t.Queries
 	total := 0
 	for {
 		var ids []string
