@@ -9,6 +9,7 @@ import (
 
 	"github.com/hostmint/hostmint/access"
 	"github.com/hostmint/hostmint/hostnames"
+	"github.com/hostmint/hostmint/storage"
 	"github.com/miekg/dns"
 )
 
@@ -34,22 +35,37 @@ func (z *zoneState) changes() bool {
 }
 
 // commit makes the rule calls that the state's differences stand for,
-// inside the message's transaction.
+// inside the message's transaction. The hostnames the message mints come
+// first, so that the names under them it writes (a challenge, [P2]
+// records) find them whatever their order in the message: a message is
+// one change. The rest follow in the message's order.
 func (z *zoneState) commit(ctx context.Context, p *access.Principal) error {
+	minted := map[string]*storage.Hostname{} // by label
+	for _, name := range z.order {
+		if n := z.names[name]; n.dirty && n.kind == kindHostname && mints(n, p) {
+			if err := z.commitAddress(ctx, p, n); err != nil {
+				return err
+			}
+			minted[n.label] = n.host
+		}
+	}
 	for _, name := range z.order {
 		n := z.names[name]
 		if !n.dirty {
 			continue
+		}
+		if h := minted[n.label]; h != nil {
+			n.host = h // read before the mint: none, or another team's not served
 		}
 		// Records first: a hostname the message releases keeps none.
 		if err := z.commitRecords(ctx, p, n); err != nil {
 			return err
 		}
 		var err error
-		switch n.kind {
-		case kindHostname:
+		switch {
+		case n.kind == kindHostname && minted[n.label] == nil:
 			err = z.commitAddress(ctx, p, n)
-		case kindChallenge:
+		case n.kind == kindChallenge:
 			err = z.commitChallenges(ctx, p, n)
 		}
 		if err != nil {
@@ -57,6 +73,15 @@ func (z *zoneState) commit(ctx context.Context, p *access.Principal) error {
 		}
 	}
 	return nil
+}
+
+// mints reports whether committing hostname node n creates its hostname:
+// the message gives it an address, and no hostname of this team holds
+// its label (none does, or another team's that is not served).
+func mints(n *node, p *access.Principal) bool {
+	was := len(n.was[dns.TypeA]) + len(n.was[dns.TypeAAAA])
+	now := len(n.now[dns.TypeA]) + len(n.now[dns.TypeAAAA])
+	return now > 0 && (n.host == nil || n.host.AccountID != p.AccountID && was == 0)
 }
 
 // commitAddress makes the address calls: a hostname's addresses are set
@@ -71,7 +96,7 @@ func (z *zoneState) commitAddress(ctx context.Context, p *access.Principal, n *n
 		return nil
 	case len(now) == 0:
 		return lc.Release(ctx, p, n.host.ID)
-	case n.host == nil || n.host.AccountID != p.AccountID && len(was) == 0:
+	case mints(n, p):
 		// A label held by no hostname, or by another team's that is not
 		// served: the rules decide whether it can be taken.
 		in := hostnames.CreateInput{IP: &now[0]}
@@ -81,10 +106,13 @@ func (z *zoneState) commitAddress(ctx context.Context, p *access.Principal, n *n
 			in.Label = &n.label
 		}
 		h, err := lc.Create(ctx, p, in)
-		if err != nil || len(now) == 1 {
+		if err != nil {
 			return err
 		}
 		n.host = h // minted with its first address; the rule of addresses takes the rest
+		if len(now) == 1 {
+			return nil
+		}
 	}
 	addrs := make([]netip.Addr, len(now))
 	for i, a := range now {
