@@ -68,6 +68,9 @@ func (z *zoneState) commit(ctx context.Context, p *access.Principal) error {
 		case n.kind == kindChallenge:
 			err = z.commitChallenges(ctx, p, n)
 		}
+		if err == nil && n.kind == kindHostname {
+			err = z.commitDHCID(ctx, p, n)
+		}
 		if err != nil {
 			return err
 		}
@@ -120,6 +123,23 @@ func (z *zoneState) commitAddress(ctx context.Context, p *access.Principal, n *n
 	}
 	_, _, err := lc.SetAddrs(ctx, p, n.host.ID, addrs)
 	return err
+}
+
+// commitDHCID sets the DHCID RRset of a hostname node the message changed
+// it at. It stands beside an address: a name the message leaves without
+// one keeps none (a release takes it), and one it gives none first cannot
+// take one.
+func (z *zoneState) commitDHCID(ctx context.Context, p *access.Principal, n *node) error {
+	was, now := n.was[dns.TypeDHCID], n.now[dns.TypeDHCID]
+	addrs := len(n.now[dns.TypeA]) + len(n.now[dns.TypeAAAA])
+	switch {
+	case sameSet(was, now), addrs == 0 && len(was) > 0:
+		return nil
+	case addrs == 0 || n.host == nil:
+		return reject(dns.RcodeRefused, dns.ExtendedErrorCodeProhibited,
+			fmt.Sprintf("%s has no address; a DHCID stands beside a hostname's address (RFC 4703)", n.name))
+	}
+	return z.u.rules.Lifecycle.SetDHCID(ctx, p, n.host.ID, now)
 }
 
 func (z *zoneState) commitChallenges(ctx context.Context, p *access.Principal, n *node) error {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/hostmint/hostmint/records"
+	"github.com/hostmint/hostmint/served"
 	"github.com/hostmint/hostmint/storage"
 	"github.com/miekg/dns"
 )
@@ -53,6 +54,7 @@ func (z *zoneState) at(ctx context.Context, name string) (*node, error) {
 				}
 				n.was[t] = append(n.was[t], a.String())
 			}
+			n.was[dns.TypeDHCID] = served.DHCIDs(n.host)
 		case kindChallenge:
 			cs, err := z.q.Challenges(ctx, n.host.ID)
 			if err != nil {

@@ -81,7 +81,7 @@ func (r rrsets) inUse() bool {
 func rdata(rr dns.RR) string {
 	s := strings.TrimPrefix(rr.String(), rr.Header().String())
 	switch rr.(type) {
-	case *dns.TXT:
+	case *dns.TXT, *dns.DHCID: // text and base64: case is data
 		return s
 	}
 	return strings.ToLower(s)

@@ -21,20 +21,20 @@ func (z *zoneState) writable(n *node, t uint16) error {
 		return nil
 	case n.kind == kindRecords && t == dns.TypeANY:
 		return nil
-	case n.kind == kindHostname && (t == dns.TypeA || t == dns.TypeAAAA || t == dns.TypeANY):
+	case n.kind == kindHostname && (t == dns.TypeA || t == dns.TypeAAAA || t == dns.TypeDHCID || t == dns.TypeANY):
 		return nil
 	case n.kind == kindChallenge && (t == dns.TypeTXT || t == dns.TypeANY):
 		return nil
 	case n.kind == kindApex:
 		return reject(dns.RcodeRefused, dns.ExtendedErrorCodeProhibited, fmt.Sprintf("the apex of %s is not written by UPDATE", z.dom.Name))
 	case n.kind == kindHostname && z.u.profile.Teams():
-		return reject(dns.RcodeRefused, dns.ExtendedErrorCodeProhibited, fmt.Sprintf("%s takes A and AAAA (its address) and %s records, not %s",
+		return reject(dns.RcodeRefused, dns.ExtendedErrorCodeProhibited, fmt.Sprintf("%s takes A and AAAA (its address), DHCID and %s records, not %s",
 			n.name, strings.Join(records.Types, ", "), dns.TypeToString[t]))
 	case n.kind == kindRecords:
 		return reject(dns.RcodeRefused, dns.ExtendedErrorCodeProhibited, fmt.Sprintf("%s takes %s records, not %s",
 			n.name, strings.Join(records.Types, ", "), dns.TypeToString[t]))
 	case n.kind == kindHostname:
-		return reject(dns.RcodeRefused, dns.ExtendedErrorCodeProhibited, fmt.Sprintf("%s takes A and AAAA (its address) by UPDATE, not %s", n.name, dns.TypeToString[t]))
+		return reject(dns.RcodeRefused, dns.ExtendedErrorCodeProhibited, fmt.Sprintf("%s takes A and AAAA (its address) and DHCID by UPDATE, not %s", n.name, dns.TypeToString[t]))
 	case n.kind == kindChallenge:
 		return reject(dns.RcodeRefused, dns.ExtendedErrorCodeProhibited, fmt.Sprintf("%s takes TXT (DNS-01 values), not %s", n.name, dns.TypeToString[t]))
 	}

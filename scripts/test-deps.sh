@@ -34,6 +34,7 @@ command -v nsd >/dev/null || missing+=(nsd)
 # DNS UPDATE clients (e2e/update_test.go): knsupdate and certbot's rfc2136
 # plugin; nsupdate comes with bind9-dnsutils.
 command -v knsupdate >/dev/null || missing+=(knot-dnsutils)
+command -v kea-dhcp-ddns >/dev/null || missing+=(kea-dhcp-ddns-server)
 command -v kzonecheck >/dev/null || missing+=(knot-dnssecutils)
 [ -d /usr/lib/python3/dist-packages/certbot_dns_rfc2136 ] || missing+=(python3-certbot-dns-rfc2136)
 # PowerDNS Authoritative on PostgreSQL, a peer in make bench (bench/pdns.go),
@@ -79,7 +80,7 @@ fi
 
 # Nor do they start at boot, or stay up if an earlier install started them:
 # a system knotd or pdns_server on port 53 is nothing the tests want.
-for svc in knot pdns inadyn unbound unbound-resolvconf; do
+for svc in knot pdns inadyn unbound unbound-resolvconf kea-dhcp-ddns-server; do
   if command -v systemctl >/dev/null && systemctl is-enabled --quiet "$svc" 2>/dev/null; then
     echo "test-deps: disabling the $svc service"
     sudo_ systemctl disable --quiet "$svc" 2>/dev/null || true

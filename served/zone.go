@@ -9,6 +9,7 @@ package served
 
 import (
 	"net/netip"
+	"strings"
 
 	"github.com/hostmint/hostmint/domains"
 	"github.com/hostmint/hostmint/records"
@@ -55,10 +56,13 @@ func Hostname(h *storage.Hostname, recs []storage.Record, chals []storage.Challe
 		return Name{}, nil, false
 	}
 	own = Name{Host: true, Addrs: addrs, Expires: h.ExpiresAt}
+	name := dns.Fqdn(h.Name)
+	for _, digest := range DHCIDs(h) {
+		own.RRsets = withRR(own.RRsets, &dns.DHCID{Hdr: dns.RR_Header{Name: name, Rrtype: dns.TypeDHCID, Class: dns.ClassINET, Ttl: TTL}, Digest: digest})
+	}
 	if len(recs) == 0 && len(chals) == 0 {
 		return own, nil, true
 	}
-	name := dns.Fqdn(h.Name)
 	names := map[string]*Name{}
 	for i := range recs {
 		r := &recs[i]
@@ -91,6 +95,15 @@ func Hostname(h *storage.Hostname, recs []storage.Record, chals []storage.Challe
 		names[records.ChallengeLabel+"."+name] = c
 	}
 	return own, names, true
+}
+
+// DHCIDs are the base64 digests of h's DHCID RRset (RFC 4701), which a
+// DHCP server keeps at the name through DNS UPDATE.
+func DHCIDs(h *storage.Hostname) []string {
+	if h.DHCID == "" {
+		return nil
+	}
+	return strings.Split(h.DHCID, "\n")
 }
 
 // withRR is sets with rr added to its type's RRset.

@@ -390,6 +390,9 @@ CREATE INDEX hostnames_addrs ON hostnames (addrs) WHERE addrs LIKE '%,%,%'`, nil
 		Postgres: `DROP TRIGGER hostnames_active_update ON hostnames;
 CREATE TRIGGER hostnames_active_update AFTER UPDATE OF status, account_id ON hostnames FOR EACH ROW WHEN (((OLD.status IN ('live', 'pending')) IS DISTINCT FROM (NEW.status IN ('live', 'pending')) OR OLD.account_id IS DISTINCT FROM NEW.account_id) AND current_setting('hostmint.recount', true) IS DISTINCT FROM 'on') EXECUTE FUNCTION hostnames_active()`,
 	}},
+	// A DHCP server's DHCID RRset at a hostname (RFC 4701, 4703): opaque,
+	// written only by DNS UPDATE, served beside the address.
+	{30, "the DHCID of a hostname a DHCP server keeps", `ALTER TABLE hostnames ADD COLUMN dhcid TEXT NOT NULL DEFAULT ''`, nil},
 }
 
 // recountActive sets every account's active_hostnames from its rows: once

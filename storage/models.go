@@ -162,7 +162,10 @@ type Hostname struct {
 	Class       string `bun:"class"`       // [P2] public | private, fixed at mint
 	Target      string `bun:"target"`      // [P2] name followed, "" when set by ip
 	Addrs       string `bun:"addrs"`       // addresses DNS serves, comma-separated
-	RefreshAt   int64  `bun:"refresh_at"`  // [P2] when the target is resolved again
+	// DHCID is the DHCID RRset a DHCP server keeps at the name (RFC 4701),
+	// its records' base64 digests one a line; "" for none.
+	DHCID     string `bun:"dhcid"`
+	RefreshAt int64  `bun:"refresh_at"` // [P2] when the target is resolved again
 	// CertExpiresAt is when the certificate the service holds for it expires
 	// ([P2] csr and managed); a csr caller must post a fresh CSR before.
 	CertExpiresAt int64 `bun:"cert_expires_at"`

@@ -250,7 +250,7 @@ func (q Queries) CountServableByDomain(ctx context.Context) (map[string]int, err
 // released), streaming rows so a million names never sit in one slice.
 func (q Queries) ScanServable(ctx context.Context, fn func(*Hostname) error) error {
 	rows, err := q.db.NewSelect().Model((*Hostname)(nil)).
-		Column("id", "name", "ip", "addrs", "status", "expires_at").
+		Column("id", "name", "ip", "addrs", "status", "expires_at", "dhcid").
 		Where("status <> ?", StatusReleased).Rows(ctx)
 	if err != nil {
 		return mapErr(err)
@@ -258,7 +258,7 @@ func (q Queries) ScanServable(ctx context.Context, fn func(*Hostname) error) err
 	defer rows.Close()
 	var h Hostname
 	for rows.Next() {
-		if err := rows.Scan(&h.ID, &h.Name, &h.IP, &h.Addrs, &h.Status, &h.ExpiresAt); err != nil {
+		if err := rows.Scan(&h.ID, &h.Name, &h.IP, &h.Addrs, &h.Status, &h.ExpiresAt, &h.DHCID); err != nil {
 			return mapErr(err)
 		}
 		if err := fn(&h); err != nil {
