@@ -133,6 +133,9 @@ func apiCommand(ctx context.Context, g *globals, groupName string, args []string
 	g.register(fs)
 	vals := cmd.flags(fs)
 	pos, err := parseInterleaved(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0 // -h: the command's usage is printed
+	}
 	if err != nil {
 		return exitRefuse
 	}

@@ -14,6 +14,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -69,6 +71,9 @@ func main() {
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	g, args, err := parseGlobals(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0 // -h: the usage is printed
+	}
 	if err != nil {
 		return exitRefuse
 	}

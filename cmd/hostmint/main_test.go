@@ -26,6 +26,8 @@ func TestRunRefuses(t *testing.T) {
 		{[]string{"backup", "-from", "postgres://x/y", "-to", "f"}, 2, "pg_dump"},
 		{[]string{"backup", "-from", missing, "-to", "f"}, 1, "no such file"},
 		{[]string{"help"}, 0, "usage"},
+		{[]string{"-h"}, 0, "usage"},
+		{[]string{"-frob"}, 2, "flag provided but not defined"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			var out bytes.Buffer
