@@ -39,3 +39,8 @@ func (s *Service) Page(ctx context.Context, q PageQuery) (*Page, error) {
 	}
 	return &Page{Accounts: as, Next: next.String()}, nil
 }
+
+// Names are the names of the accounts ids, by id (unknown ones left out).
+func (s *Service) Names(ctx context.Context, ids []string) (map[string]string, error) {
+	return s.store.Reader().AccountNames(ctx, ids)
+}

@@ -75,16 +75,18 @@ func (h *Handler) renderOperator(w http.ResponseWriter, r *http.Request, v *visi
 	if page.Next != "" {
 		ov.Older = opAccountsURL(ov.Filter, page.Next)
 	}
-	owners := map[string]string{} // the teams of dedicated domains, which are few
+	var ids []string // the teams of dedicated domains
 	for _, d := range ds {
-		if _, ok := owners[d.AccountID]; d.AccountID != "" && !ok {
-			a, err := h.accounts.Get(r.Context(), d.AccountID)
-			if err != nil {
-				h.failed(w, r, err)
-				return
-			}
-			owners[d.AccountID] = a.Name
+		if d.AccountID != "" {
+			ids = append(ids, d.AccountID)
 		}
+	}
+	owners, err := h.accounts.Names(r.Context(), ids)
+	if err != nil {
+		h.failed(w, r, err)
+		return
+	}
+	for _, d := range ds {
 		ov.Domains = append(ov.Domains, domainRow{Domain: d, Owner: owners[d.AccountID]})
 	}
 	ov.States = storage.AccountStates

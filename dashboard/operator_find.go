@@ -59,14 +59,17 @@ func (h *Handler) opFindPage(w http.ResponseWriter, r *http.Request, v *visit) {
 			h.failed(w, r, err)
 			return
 		} else {
-			owners := map[string]string{} // a page holds at most opFindListed owners
+			ids := make([]string, len(found.Hostnames))
+			for i, hn := range found.Hostnames {
+				ids[i] = hn.AccountID
+			}
+			owners, err := h.accounts.Names(r.Context(), ids)
+			if err != nil {
+				h.failed(w, r, err)
+				return
+			}
 			now := time.Now()
 			for _, hn := range found.Hostnames {
-				if _, ok := owners[hn.AccountID]; !ok {
-					if a, err := h.accounts.Get(r.Context(), hn.AccountID); err == nil {
-						owners[hn.AccountID] = a.Name
-					}
-				}
 				var addrs []string
 				for _, a := range hn.ServedAddrs() {
 					addrs = append(addrs, a.String())

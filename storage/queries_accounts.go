@@ -133,3 +133,21 @@ func (q Queries) UpdateAccount(ctx context.Context, a *Account) error {
 	_, err := q.db.NewUpdate().Model(a).ExcludeColumn("active_hostnames").WherePK().Exec(ctx)
 	return mapErr(err)
 }
+
+// AccountNames are the names of the accounts ids, by id, in one read: a
+// page that shows the owners of its rows asks once, not once a row.
+func (q Queries) AccountNames(ctx context.Context, ids []string) (map[string]string, error) {
+	out := map[string]string{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var rows []struct {
+		ID   string `bun:"id"`
+		Name string `bun:"name"`
+	}
+	err := q.db.NewSelect().Model((*Account)(nil)).Column("id", "name").Where("id IN (?)", bun.In(ids)).Scan(ctx, &rows)
+	for _, r := range rows {
+		out[r.ID] = r.Name
+	}
+	return out, mapErr(err)
+}

@@ -57,3 +57,17 @@ func TestReleaseAccountHostnames(t *testing.T) {
 		}
 	})
 }
+
+// The names of some accounts in one read; an unknown id is left out.
+func TestAccountNames(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *storage.Store) {
+		fillOperator(t, s, 10)
+		got, err := s.Reader().AccountNames(t.Context(), []string{"a1", "a7", "a7", "nobody"})
+		if err != nil || len(got) != 2 || got["a1"] != "team 1" || got["a7"] != "team 7" {
+			t.Errorf("AccountNames = %v, %v", got, err)
+		}
+		if got, err := s.Reader().AccountNames(t.Context(), nil); err != nil || len(got) != 0 {
+			t.Errorf("AccountNames of none = %v, %v", got, err)
+		}
+	})
+}
